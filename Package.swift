@@ -1,0 +1,101 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "handoff",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "handoffd", targets: ["handoffd"]),
+        .executable(name: "handoff", targets: ["handoff"]),
+        .library(name: "HandoffCore", targets: ["HandoffCore"]),
+        .library(name: "HandoffDiscovery", targets: ["HandoffDiscovery"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+    ],
+    targets: [
+        // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
+        // No NIO, no I/O.
+        .target(name: "HandoffCore"),
+
+        // Avahi's dns_sd compatibility library on Linux; the system's dns_sd on macOS.
+        .systemLibrary(
+            name: "CDNSSD",
+            pkgConfig: "avahi-compat-libdns_sd",
+            providers: [.apt(["libavahi-compat-libdnssd-dev"])]
+        ),
+        .target(
+            name: "HandoffDiscovery",
+            dependencies: [
+                .target(name: "CDNSSD", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "HandoffTransport",
+            dependencies: [
+                "HandoffCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HandoffAgent",
+            dependencies: [
+                "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
+        .executableTarget(
+            name: "handoffd",
+            dependencies: [
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "handoff",
+            dependencies: [
+                "HandoffCore", "HandoffTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Helpers for tests: a manual clock, an in-memory peer transport, the lab driver.
+        .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),
+
+        .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffTestSupport"]),
+        .testTarget(
+            name: "HandoffTransportTests",
+            dependencies: [
+                "HandoffCore", "HandoffTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "HandoffAgentTests",
+            dependencies: [
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "HandoffIntegrationTests", dependencies: ["HandoffCore", "HandoffAgent"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,141 @@
+import Configuration
+import HandoffCore
+
+/// The agent's settings. config/handoffd.json documents every key with its default.
+public struct AgentConfiguration: Sendable, Equatable {
+    /// A handler command for some activity types.
+    public struct Handler: Sendable, Equatable {
+        /// The types it takes; `"*"` takes every type.
+        public var activityTypes: [String]
+        /// The argv to run; the activity arrives as JSON on standard input. Exit 0 means handled.
+        public var command: [String]
+
+        public init(activityTypes: [String], command: [String]) {
+            self.activityTypes = activityTypes
+            self.command = command
+        }
+
+        /// Whether the handler takes this type.
+        public func accepts(_ type: ActivityType) -> Bool {
+            activityTypes.contains("*") || activityTypes.contains(type.rawValue)
+        }
+    }
+
+    /// Size limits and timeouts.
+    public struct Limits: Sendable, Equatable {
+        /// `limits.maxUserInfoBytes`: the largest encoded userInfo this agent accepts (4611 above it).
+        public var maxUserInfoBytes: Int = 3072
+        /// `limits.connectTimeout`: seconds to connect to a source agent (4609 on expiry).
+        public var connectTimeout: Duration = .seconds(2)
+        /// `limits.fetchTimeout`: seconds for the source to send the activity (4610 on expiry).
+        public var fetchTimeout: Duration = .seconds(5)
+        /// `limits.handlerTimeout`: seconds a handler command may run before it is killed.
+        public var handlerTimeout: Duration = .seconds(30)
+    }
+
+    /// Deliberate misbehaviour, to test apps against failures.
+    public struct Faults: Sendable, Equatable {
+        /// `faults.payloadDelayMs`: as a source, wait this long before sending an activity (a
+        /// peer whose fetchTimeout is shorter sees 4610).
+        public var payloadDelay: Duration = .zero
+    }
+
+    /// `name`: the agent's name and DNS-SD instance name (default: the host name).
+    public var name: String
+    /// `port`: TCP port for peers; 0 picks any free port (it is advertised).
+    public var port: Int = 0
+    /// `listenAddress`: the address the peer listener binds.
+    public var listenAddress: String = "0.0.0.0"
+    /// `socketPath`: the control socket for the CLI and apps (mode 0600).
+    public var socketPath: String
+    /// `serviceType`: the DNS-SD service type.
+    public var serviceType: String = "_handoff._tcp"
+    /// `limits.*`.
+    public var limits = Limits()
+    /// `handlers`: commands that continue activities, tried in order.
+    public var handlers: [Handler] = []
+    /// `urlOpener`: the argv that opens an activity's webpageURL when no handler takes it.
+    public var urlOpener: [String] = ["xdg-open"]
+    /// `logLevel`: trace, debug, info, notice, warning, error or critical.
+    public var logLevel: String = "info"
+    /// `faults.*`.
+    public var faults = Faults()
+
+    /// The defaults, given the host name and the default socket path.
+    public init(name: String, socketPath: String) {
+        self.name = name
+        self.socketPath = socketPath
+    }
+
+    /// Reads every key from `reader`; a missing key keeps its default. Values are range-checked
+    /// and a bad one is refused with its key's name.
+    public init(reader: ConfigReader, defaultName: String, defaultSocketPath: String) throws(ConfigurationError) {
+        self.init(name: reader.string(forKey: "name", default: defaultName),
+                  socketPath: reader.string(forKey: "socketPath", default: defaultSocketPath))
+        port = reader.int(forKey: "port", default: port)
+        listenAddress = reader.string(forKey: "listenAddress", default: listenAddress)
+        serviceType = reader.string(forKey: "serviceType", default: serviceType)
+        limits.maxUserInfoBytes = reader.int(forKey: "limits.maxUserInfoBytes", default: limits.maxUserInfoBytes)
+        limits.connectTimeout = try Self.seconds(reader, "limits.connectTimeout", default: limits.connectTimeout)
+        limits.fetchTimeout = try Self.seconds(reader, "limits.fetchTimeout", default: limits.fetchTimeout)
+        limits.handlerTimeout = try Self.seconds(reader, "limits.handlerTimeout", default: limits.handlerTimeout)
+        urlOpener = reader.stringArray(forKey: "urlOpener", default: urlOpener)
+        logLevel = reader.string(forKey: "logLevel", default: logLevel)
+        let delayMs = reader.int(forKey: "faults.payloadDelayMs", default: 0)
+        guard delayMs >= 0 else { throw ConfigurationError(key: "faults.payloadDelayMs", "must be 0 or more milliseconds") }
+        faults.payloadDelay = .milliseconds(delayMs)
+        var index = 0
+        while let command = reader.stringArray(forKey: ConfigKey("handlers.\(index).command")) {
+            let key = "handlers[\(index)]"
+            let types = reader.stringArray(forKey: ConfigKey("handlers.\(index).activityTypes"), default: [])
+            guard !command.isEmpty, !command[0].isEmpty else { throw ConfigurationError(key: "\(key).command", "must name a program, e.g. [\"/usr/local/bin/open-note\"]") }
+            guard !types.isEmpty else { throw ConfigurationError(key: "\(key).activityTypes", "must list at least one activity type, or \"*\"") }
+            for type in types where type != "*" {
+                do { _ = try ActivityType(validating: type) } catch { throw ConfigurationError(key: "\(key).activityTypes", error.description) }
+            }
+            handlers.append(Handler(activityTypes: types, command: command))
+            index += 1
+        }
+        try validate()
+    }
+
+    private static func seconds(_ reader: ConfigReader, _ key: String, default value: Duration) throws(ConfigurationError) -> Duration {
+        guard let seconds = reader.double(forKey: ConfigKey(key)) else { return value }
+        guard seconds >= 0.001, seconds <= 3600 else {
+            throw ConfigurationError(key: key, "must be from 0.001 to 3600 seconds, got \(seconds)")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private func validate() throws(ConfigurationError) {
+        guard !name.isEmpty, name.utf8.count <= 63 else { throw ConfigurationError(key: "name", "must be 1 to 63 bytes (a DNS-SD instance name)") }
+        guard (0...65535).contains(port) else { throw ConfigurationError(key: "port", "must be 0 to 65535, got \(port)") }
+        guard !socketPath.isEmpty, socketPath.utf8.count < 100 else {
+            throw ConfigurationError(key: "socketPath", "must be a path shorter than 100 bytes (Unix socket limit)")
+        }
+        guard serviceType.hasPrefix("_"), serviceType.hasSuffix("._tcp") else {
+            throw ConfigurationError(key: "serviceType", "must look like _handoff._tcp")
+        }
+        guard (1...(16 * 1024 * 1024)).contains(limits.maxUserInfoBytes) else {
+            throw ConfigurationError(key: "limits.maxUserInfoBytes", "must be 1 to 16777216 bytes, got \(limits.maxUserInfoBytes)")
+        }
+        guard !urlOpener.isEmpty, !urlOpener[0].isEmpty else { throw ConfigurationError(key: "urlOpener", "must name a program, e.g. [\"xdg-open\"]") }
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        guard levels.contains(logLevel) else { throw ConfigurationError(key: "logLevel", "must be one of \(levels.joined(separator: ", "))") }
+    }
+}
+
+/// A configuration that cannot be used: names the key and says what is expected.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The key, such as `limits.fetchTimeout` or `handlers[1].command`.
+    public var key: String
+    /// What is wrong.
+    public var reason: String
+
+    public init(key: String, _ reason: String) {
+        self.key = key
+        self.reason = reason
+    }
+
+    public var description: String { key.isEmpty ? reason : "config key \(key): \(reason)" }
+}

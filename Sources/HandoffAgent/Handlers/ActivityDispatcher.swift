@@ -1,0 +1,59 @@
+import HandoffCore
+import Logging
+
+/// Hands a continued activity to the local handlers: the configured commands for its type, in
+/// order, then the URL opener for its webpageURL. Delivers at most once per call.
+public struct ActivityDispatcher: Sendable {
+    /// Who took the activity.
+    public struct Delivery: Sendable, Equatable {
+        /// `handler` or `urlOpener`.
+        public var by: String
+        /// The command that took it.
+        public var command: [String]
+    }
+
+    public var handlers: [AgentConfiguration.Handler]
+    public var urlOpener: [String]
+    public var timeout: Duration
+    public var runner: CommandRunner
+    public var logger: Logger
+
+    public init(configuration: AgentConfiguration, runner: CommandRunner = .init(), logger: Logger) {
+        self.handlers = configuration.handlers
+        self.urlOpener = configuration.urlOpener
+        self.timeout = configuration.limits.handlerTimeout
+        self.runner = runner
+        self.logger = logger
+    }
+
+    /// Runs the first handler for the activity's type that exits 0; else opens webpageURL;
+    /// else fails with 4608 saying what was tried.
+    public func deliver(_ activity: Activity, from peer: String) async -> Result<Delivery, HandoffError> {
+        let input = Array((activity.json.serialized + "\n").utf8)
+        let environment = [
+            "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue,
+            "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
+            "HANDOFF_PEER": peer,
+        ]
+        var tried: [String] = []
+        for handler in handlers where handler.accepts(activity.activityType) {
+            let outcome = await runner.run(handler.command, input: input, environment: environment, timeout: timeout)
+            logger.info("handler finished", metadata: [
+                "handoff.activity": "\(activity.activityType)", "handoff.command": "\(handler.command)", "handoff.outcome": "\(outcome.description)",
+            ])
+            if outcome.succeeded { return .success(Delivery(by: "handler", command: handler.command)) }
+            tried.append("handler \(handler.command.joined(separator: " ")) \(outcome.description)")
+        }
+        if let url = activity.webpageURL {
+            let command = urlOpener + [url.absoluteString]
+            let outcome = await runner.run(command, input: [], environment: environment, timeout: timeout)
+            if outcome.succeeded { return .success(Delivery(by: "urlOpener", command: command)) }
+            tried.append("urlOpener \(urlOpener.joined(separator: " ")) \(outcome.description)")
+        }
+        if tried.isEmpty {
+            return .failure(.handoffFailed(
+                "no handler takes \(activity.activityType) and the activity has no webpageURL. Add a handler for it to the config (handlers) and restart handoffd."))
+        }
+        return .failure(.handoffFailed("the activity was not handled: \(tried.joined(separator: "; "))."))
+    }
+}

@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Starts programs with `posix_spawnp` and waits for them with `waitpid`: the primitive under
+/// ``CommandRunner`` (and the integration tests' lab driver). Each child gets its own process
+/// group, so a timeout can stop the child and everything it started.
+public enum ChildProcess {
+    /// Where a child's standard stream goes.
+    public enum Stream: Sendable {
+        /// `/dev/null`.
+        case null
+        /// A file, created or truncated.
+        case file(String)
+        /// An existing descriptor, duplicated into the child.
+        case descriptor(Int32)
+    }
+
+    /// A started child.
+    public struct Handle: Sendable {
+        /// Its process ID, also its process group ID.
+        public var pid: pid_t
+    }
+
+    /// Starts `argv` (looked up on PATH when it has no slash) with exactly `environment`.
+    public static func spawn(_ argv: [String], environment: [String: String], stdin: Stream = .null,
+                             stdout: Stream = .null, stderr: Stream = .null) throws(SpawnError) -> Handle {
+        guard let program = argv.first, !program.isEmpty else { throw SpawnError(program: "", reason: "empty command") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (fd, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
+            switch stream {
+            case .null: posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .file(let path): posix_spawn_file_actions_addopen(&actions, fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
+            }
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Own process group; default signal dispositions and an empty mask in the child.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawnp(&pid, program, &actions, &attributes, cArguments, cEnvironment)
+        guard status == 0 else { throw SpawnError(program: program, reason: String(cString: strerror(status))) }
+        return Handle(pid: pid)
+    }
+
+    /// Blocks until the child ends; returns how it ended.
+    public static func wait(_ handle: Handle) -> CommandOutcome {
+        var status: Int32 = 0
+        while waitpid(handle.pid, &status, 0) == -1 {
+            guard errno == EINTR else { return .failedToStart("waitpid: \(String(cString: strerror(errno)))") }
+        }
+        let signal = status & 0x7f
+        if signal == 0 { return .exited((status >> 8) & 0xff) }
+        return .signalled(signal)
+    }
+
+    /// Sends a signal to the child's whole process group.
+    public static func signalGroup(_ handle: Handle, _ signal: Int32) {
+        kill(-handle.pid, signal)
+    }
+}
+
+/// A program that could not be started.
+public struct SpawnError: Error, Sendable, CustomStringConvertible {
+    public var program: String
+    public var reason: String
+    public var description: String { "cannot start \(program): \(reason)" }
+}

@@ -1,0 +1,138 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What an agent's DNS-SD TXT record says: the protocol version, the agent ID, a sequence number
+/// of its activity set, and its current activity (ID, type and title).
+///
+/// TXT keys: `v` (protocol version), `id` (agent ID), `seq` (sequence number), and, when an
+/// activity is current, `aid` (activity ID), `type` and `title`. The title is truncated (on a
+/// character boundary) so the whole record stays within ``maximumRecordSize``.
+public struct ActivityAdvertisement: Sendable, Hashable {
+    /// The largest TXT record an agent publishes, in bytes.
+    public static let maximumRecordSize = 1300
+
+    /// The current activity as advertised.
+    public struct Current: Sendable, Hashable {
+        public var id: UUID
+        public var activityType: ActivityType
+        public var title: String?
+
+        public init(id: UUID, activityType: ActivityType, title: String?) {
+            self.id = id
+            self.activityType = activityType
+            self.title = title
+        }
+    }
+
+    public var protocolVersion: Int
+    public var agentID: String
+    public var sequence: UInt64
+    public var current: Current?
+
+    public init(protocolVersion: Int = 1, agentID: String, sequence: UInt64, current: Current?) {
+        self.protocolVersion = protocolVersion
+        self.agentID = agentID
+        self.sequence = sequence
+        self.current = current
+    }
+
+    /// The TXT rdata: each `key=value` string prefixed by its length byte.
+    public var txtRecord: [UInt8] {
+        var strings: [[UInt8]] = [
+            Array("v=\(protocolVersion)".utf8),
+            Array("id=\(agentID)".utf8),
+            Array("seq=\(sequence)".utf8),
+        ]
+        if let current {
+            strings.append(Array("aid=\(current.id.uuidString)".utf8))
+            strings.append(Array("type=\(current.activityType.rawValue)".utf8))
+        }
+        var used = strings.reduce(0) { $0 + 1 + $1.count }
+        if let title = current?.title {
+            let budget = min(255, Self.maximumRecordSize - used - 1) - "title=".utf8.count
+            if budget > 0 {
+                let entry = Array("title=\(Self.truncate(title, toUTF8Bytes: budget))".utf8)
+                strings.append(entry)
+                used += 1 + entry.count
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(used)
+        for s in strings {
+            out.append(UInt8(min(s.count, 255)))
+            out.append(contentsOf: s.prefix(255))
+        }
+        return out
+    }
+
+    /// The longest prefix of whole characters within `limit` UTF-8 bytes.
+    static func truncate(_ text: String, toUTF8Bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        var size = 0
+        for character in text {
+            let n = character.utf8.count
+            guard size + n <= limit else { break }
+            result.append(character)
+            size += n
+        }
+        return result
+    }
+
+    /// Reads an advertisement from TXT rdata. Refuses records that are not a handoff agent's
+    /// (no `v`/`id`), of a version this build does not speak, or malformed.
+    public init(txtRecord: [UInt8]) throws(AdvertisementError) {
+        let fields = try Self.parseTXT(txtRecord)
+        guard let versionText = fields["v"], let version = Int(versionText) else { throw .notAHandoffAgent("no protocol version (v)") }
+        guard PeerHello.supportedVersions.contains(version) else { throw .unsupportedVersion(version) }
+        guard let agentID = fields["id"], !agentID.isEmpty, agentID.utf8.count <= 64 else { throw .notAHandoffAgent("no agent ID (id)") }
+        guard let seqText = fields["seq"], let sequence = UInt64(seqText) else { throw .malformed("seq is missing or not a number") }
+        var current: Current?
+        if let aidText = fields["aid"] {
+            guard let aid = UUID(uuidString: aidText) else { throw .malformed("aid is not a UUID") }
+            guard let typeText = fields["type"], let type = ActivityType(rawValue: typeText) else {
+                throw .malformed("type is missing or not reverse-DNS")
+            }
+            current = Current(id: aid, activityType: type, title: fields["title"])
+        }
+        self.init(protocolVersion: version, agentID: agentID, sequence: sequence, current: current)
+    }
+
+    /// Splits TXT rdata into keys (lower-cased) and values. Per RFC 6763 a key's first occurrence
+    /// wins and strings without `=` are boolean attributes (ignored here).
+    static func parseTXT(_ bytes: [UInt8]) throws(AdvertisementError) -> [String: String] {
+        var fields: [String: String] = [:]
+        var i = 0
+        while i < bytes.count {
+            let length = Int(bytes[i])
+            i += 1
+            guard length <= bytes.count - i else { throw .malformed("TXT string runs past the end of the record") }
+            let string = bytes[i..<(i + length)]
+            i += length
+            guard let eq = string.firstIndex(of: UInt8(ascii: "=")), eq > string.startIndex else { continue }
+            guard let key = String(validating: string[string.startIndex..<eq], as: UTF8.self)?.lowercased(),
+                let value = String(validating: string[(eq + 1)...], as: UTF8.self)
+            else { throw .malformed("TXT string is not UTF-8") }
+            if fields[key] == nil { fields[key] = value }
+        }
+        return fields
+    }
+}
+
+/// A TXT record that is not a usable handoff advertisement.
+public enum AdvertisementError: Error, Sendable, Hashable, CustomStringConvertible {
+    case notAHandoffAgent(String)
+    case unsupportedVersion(Int)
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .notAHandoffAgent(let why): "not a handoff agent: \(why)"
+        case .unsupportedVersion(let v): "advertises protocol version \(v), which this agent does not speak"
+        case .malformed(let why): "malformed advertisement: \(why)"
+        }
+    }
+}

@@ -1,0 +1,113 @@
+/// The two deadlines of a continuation.
+public struct ContinuationTimeouts: Sendable, Hashable {
+    /// To open the connection (`limits.connectTimeout`); on expiry, 4609.
+    public var connect: Duration
+    /// From the request until the whole activity has arrived (`limits.fetchTimeout`); on expiry, 4610.
+    public var fetch: Duration
+
+    public init(connect: Duration = .seconds(2), fetch: Duration = .seconds(5)) {
+        self.connect = connect
+        self.fetch = fetch
+    }
+}
+
+/// Fetches an activity from a source agent: drives a ``ContinuationStateMachine`` over any
+/// ``PeerConnector``, with deadlines measured on any `Clock` (a manual clock in tests).
+public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duration {
+    public var connector: any PeerConnector
+    public var clock: C
+    public var hello: PeerHello
+    public var limits: FrameLimits
+    public var timeouts: ContinuationTimeouts
+
+    public init(connector: any PeerConnector, clock: C, hello: PeerHello, limits: FrameLimits, timeouts: ContinuationTimeouts) {
+        self.connector = connector
+        self.clock = clock
+        self.hello = hello
+        self.limits = limits
+        self.timeouts = timeouts
+    }
+
+    /// Fetches one activity. Returns the complete activity, or the coded error; never a part.
+    public func fetch(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String) async -> Result<Activity, HandoffError> {
+        var machine = ContinuationStateMachine(request: request, hello: hello, peerName: peerName)
+        _ = machine.start()
+
+        let connector = self.connector
+        let limits = self.limits
+        let connection: any FrameConnection
+        switch await deadline(timeouts.connect, onTimeout: {}, { try await connector.connect(to: endpoint, limits: limits) }) {
+        case .value(let c): connection = c
+        case .timedOut: return Self.result(machine.connectTimedOut(after: timeouts.connect))
+        case .failed(let error): return Self.result(machine.connectFailed("\(error)"))
+        }
+
+        guard case .send(let frames) = machine.connected() else { preconditionFailure("connected() must send") }
+        let reader = machine
+        let outcome = await deadline(timeouts.fetch, onTimeout: { await connection.close() }) { () async throws -> ContinuationStateMachine.Action in
+            var machine = reader
+            do { try await connection.send(frames) } catch { return machine.receiveFailed(error) }
+            while true {
+                let action: ContinuationStateMachine.Action
+                do {
+                    guard let frame = try await connection.receive() else { return machine.closed() }
+                    action = machine.received(frame)
+                } catch {
+                    return machine.receiveFailed(error)
+                }
+                if case .read = action { continue }
+                return action
+            }
+        }
+        await connection.close()
+        switch outcome {
+        case .value(let action): return Self.result(action)
+        case .timedOut: return Self.result(machine.fetchTimedOut(after: timeouts.fetch))
+        case .failed(let error): return Self.result(machine.receiveFailed(error))
+        }
+    }
+
+    private static func result(_ action: ContinuationStateMachine.Action) -> Result<Activity, HandoffError> {
+        switch action {
+        case .deliver(let activity): return .success(activity)
+        case .fail(let code, let message): return .failure(HandoffError(code, message))
+        default: return .failure(.handoffFailed("internal error: the continuation ended in an unexpected state"))
+        }
+    }
+
+    private enum DeadlineOutcome<T: Sendable>: Sendable {
+        case value(T)
+        case failed(any Error)
+        case timedOut
+    }
+
+    /// Runs `operation` until it finishes or `timeout` passes on the clock, whichever is first.
+    /// On expiry `onTimeout` runs before the operation is cancelled, so it can unblock I/O.
+    private func deadline<T: Sendable>(
+        _ timeout: Duration,
+        onTimeout: @Sendable () async -> Void,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async -> DeadlineOutcome<T> {
+        let clock = self.clock
+        return await withTaskGroup(of: DeadlineOutcome<T>?.self) { group in
+            group.addTask {
+                do { return .value(try await operation()) } catch { return .failed(error) }
+            }
+            group.addTask {
+                do { try await clock.sleep(for: timeout) } catch { return nil }  // cancelled: the operation won
+                return .timedOut
+            }
+            // The sleeper answers nil only when cancelled; then wait for the operation, which
+            // sees the same cancellation.
+            var first: DeadlineOutcome<T> = .failed(CancellationError())
+            while let next = await group.next() {
+                guard let outcome = next else { continue }
+                first = outcome
+                break
+            }
+            if case .timedOut = first { await onTimeout() }
+            group.cancelAll()
+            return first
+        }
+    }
+}

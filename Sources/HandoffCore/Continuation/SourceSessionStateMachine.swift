@@ -1,0 +1,90 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The source side of a peer connection, as a pure state machine: version handshake, then any
+/// number of fetches, each answered with the activity and its userInfo or with a coded error.
+public struct SourceSessionStateMachine: Sendable {
+    public enum Action: Sendable, Equatable {
+        /// Send these frames and keep reading.
+        case send([Frame])
+        /// Look the activity up, then call ``lookedUp(_:request:now:)``.
+        case lookUp(FetchRequest)
+        /// Send these frames (maybe none), then close the connection.
+        case sendAndClose([Frame], reason: String)
+    }
+
+    private enum State: Sendable {
+        case awaitingHello
+        case ready(peer: PeerHello)
+        case lookingUp(peer: PeerHello)
+        case closed
+    }
+
+    private var state: State = .awaitingHello
+    private let hello: PeerHello
+    private let agentName: String
+
+    public init(hello: PeerHello) {
+        self.hello = hello
+        self.agentName = hello.name
+    }
+
+    /// The peer's hello, once received.
+    public var peer: PeerHello? {
+        switch state {
+        case .ready(let p), .lookingUp(let p): p
+        default: nil
+        }
+    }
+
+    public mutating func received(_ frame: Frame) -> Action {
+        let message: PeerMessage
+        do { message = try PeerMessage(frame: frame) } catch { return close("malformed frame: \(error)") }
+        switch (state, message) {
+        case (.awaitingHello, .hello(let theirs)):
+            guard let version = hello.negotiatedVersion(with: theirs) else {
+                return close("no common protocol version (peer \(theirs.versions), ours \(hello.versions))", code: .userActivityConnectionUnavailable,
+                             message: "\(agentName) speaks protocol versions \(hello.versions); update the older agent")
+            }
+            state = .ready(peer: theirs)
+            var answer = hello
+            answer.versions = [version]
+            return .send([PeerMessage.hello(answer).frame])
+        case (.ready(let peer), .fetch(let request)):
+            state = .lookingUp(peer: peer)
+            return .lookUp(request)
+        default:
+            return close("unexpected \(frame.kind) frame")
+        }
+    }
+
+    /// The result of a lookup: the held activity, or nil when there is none by that ID.
+    public mutating func lookedUp(_ activity: Activity?, request: FetchRequest, now: Date) -> Action {
+        guard case .lookingUp(let peer) = state else { return close("lookup finished in the wrong state") }
+        state = .ready(peer: peer)
+        guard let activity else {
+            return .send([PeerMessage.error(code: HandoffError.Code.userActivityHandoffFailed.rawValue,
+                message: "activity \(request.activityID) is no longer offered by \(agentName): it was resigned or its agent restarted").frame])
+        }
+        guard activity.isOffered(at: now) else {
+            let why = activity.isExpired(at: now) ? "it expired" : "it is not eligible for handoff"
+            return .send([PeerMessage.error(code: HandoffError.Code.userActivityHandoffFailed.rawValue,
+                message: "activity \(activity.activityType) on \(agentName) is no longer offered: \(why)").frame])
+        }
+        var fields = activity
+        fields.userInfo = [:]
+        return .send([PeerMessage.activity(fields).frame, PeerMessage.userInfo(activity.transferredUserInfo).frame])
+    }
+
+    /// A frame was refused or the connection failed.
+    public mutating func receiveFailed(_ error: any Error) -> Action { close("\(error)") }
+
+    private mutating func close(_ reason: String, code: HandoffError.Code? = nil, message: String? = nil) -> Action {
+        state = .closed
+        if let code, let message { return .sendAndClose([PeerMessage.error(code: code.rawValue, message: message).frame], reason: reason) }
+        return .sendAndClose([], reason: reason)
+    }
+}

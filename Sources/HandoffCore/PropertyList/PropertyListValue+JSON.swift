@@ -1,0 +1,172 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Why a JSON value could not be turned into a property-list value.
+public struct PropertyListJSONError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Where in the document, as a key path such as `userInfo.items[2]`.
+    public var path: String
+    /// What is wrong and how to write it instead.
+    public var reason: String
+    public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+}
+
+/// The JSON form of property-list values, used by the CLI (`--user-info`), the control socket and
+/// the JSON that handler commands read on standard input.
+///
+/// Plain JSON maps directly: null, booleans, strings, arrays and objects; a number written without
+/// fraction or exponent is an integer, any other number a double. The types JSON lacks are objects
+/// with one tagged key:
+///
+/// | value | JSON |
+/// |---|---|
+/// | data | `{"$data": "<base64>"}` |
+/// | date | `{"$date": "2026-11-22T10:00:00.250Z"}` (ISO 8601; a number of seconds since 1970 is also accepted) |
+/// | URL | `{"$url": "https://example.com"}` |
+/// | UUID | `{"$uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"}` |
+/// | non-finite double | `{"$double": "nan"}`, `"inf"`, `"-inf"` |
+/// | a dictionary whose only key is one of these tags | `{"$dict": {...}}` |
+extension PropertyListValue {
+    static let tags: Set<String> = ["$data", "$date", "$url", "$uuid", "$double", "$dict"]
+
+    /// Converts JSON to a property-list value (see the table above).
+    public init(json: JSONValue) throws(PropertyListJSONError) {
+        try self.init(json: json, path: "")
+    }
+
+    init(json: JSONValue, path: String) throws(PropertyListJSONError) {
+        switch json {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .string(let s): self = .string(s)
+        case .number(let text):
+            if json.isIntegerNumber {
+                guard let i = Int64(text) else {
+                    throw PropertyListJSONError(path: path, reason: "integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string")
+                }
+                self = .integer(i)
+            } else {
+                guard let d = Double(text), d.isFinite else {
+                    throw PropertyListJSONError(path: path, reason: "number \(text) is out of range")
+                }
+                self = .double(d)
+            }
+        case .array(let elements):
+            var values: [PropertyListValue] = []
+            for (i, element) in elements.enumerated() { values.append(try PropertyListValue(json: element, path: "\(path)[\(i)]")) }
+            self = .array(values)
+        case .object(let members):
+            if members.count == 1, let (tag, body) = members.first, Self.tags.contains(tag) {
+                self = try Self.tagged(tag, body, path: path)
+            } else {
+                self = .dictionary(try Self.dictionary(members, path: path))
+            }
+        }
+    }
+
+    private static func tagged(_ tag: String, _ body: JSONValue, path: String) throws(PropertyListJSONError) -> PropertyListValue {
+        func bad(_ expected: String) -> PropertyListJSONError {
+            PropertyListJSONError(path: path, reason: "\(tag) needs \(expected), got \(body.typeName)")
+        }
+        switch tag {
+        case "$data":
+            guard let text = body.stringValue, let data = Data(base64Encoded: text) else { throw bad("a base64 string") }
+            return .data(data)
+        case "$date":
+            if let text = body.stringValue {
+                guard let date = parseISO8601(text) else {
+                    throw PropertyListJSONError(path: path, reason: "$date \"\(text)\" is not ISO 8601 such as 2026-11-22T10:00:00Z")
+                }
+                return .date(date)
+            }
+            guard let seconds = body.doubleValue else { throw bad("an ISO 8601 string or seconds since 1970") }
+            return .date(Date(timeIntervalSince1970: seconds))
+        case "$url":
+            guard let text = body.stringValue, let url = URL(string: text) else { throw bad("a URL string") }
+            return .url(url)
+        case "$uuid":
+            guard let text = body.stringValue, let uuid = UUID(uuidString: text) else { throw bad("a UUID string") }
+            return .uuid(uuid)
+        case "$double":
+            switch body.stringValue?.lowercased() {
+            case "nan": return .double(.nan)
+            case "inf", "+inf", "infinity": return .double(.infinity)
+            case "-inf", "-infinity": return .double(-.infinity)
+            default:
+                guard let d = body.doubleValue else { throw bad("a number, \"nan\", \"inf\" or \"-inf\"") }
+                return .double(d)
+            }
+        default:  // "$dict": a dictionary whose keys would otherwise read as a tag
+            guard case .object(let members) = body else { throw bad("an object") }
+            return .dictionary(try dictionary(members, path: path))
+        }
+    }
+
+    private static func dictionary(_ members: [String: JSONValue], path: String) throws(PropertyListJSONError) -> [String: PropertyListValue] {
+        var values: [String: PropertyListValue] = [:]
+        for (key, member) in members {
+            values[key] = try PropertyListValue(json: member, path: path.isEmpty ? key : "\(path).\(key)")
+        }
+        return values
+    }
+
+    /// The JSON form (see the table above).
+    public var json: JSONValue {
+        switch self {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .string(let s): return .string(s)
+        case .integer(let i): return .integer(i)
+        case .double(let d):
+            if d.isNaN { return .object(["$double": .string("nan")]) }
+            if d.isInfinite { return .object(["$double": .string(d < 0 ? "-inf" : "inf")]) }
+            return .double(d)
+        case .data(let d): return .object(["$data": .string(d.base64EncodedString())])
+        case .date(let d): return .object(["$date": .string(Self.formatISO8601(d))])
+        case .url(let u): return .object(["$url": .string(u.absoluteString)])
+        case .uuid(let u): return .object(["$uuid": .string(u.uuidString)])
+        case .array(let a): return .array(a.map(\.json))
+        case .dictionary(let members):
+            let object = JSONValue.object(members.mapValues(\.json))
+            if members.count == 1, let key = members.keys.first, Self.tags.contains(key) {
+                return .object(["$dict": object])
+            }
+            return object
+        }
+    }
+
+    /// ISO 8601 in UTC with milliseconds, rounded to the nearest millisecond (the formatter
+    /// alone truncates, so a value read back and written again would drift).
+    static func formatISO8601(_ date: Date) -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        let seconds = (milliseconds / 1000).rounded(.down)
+        let fraction = Int(milliseconds - seconds * 1000)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        let digits = String(fraction)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
+    }
+
+    static func parseISO8601(_ text: String) -> Date? {
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}
+
+extension Dictionary where Key == String, Value == PropertyListValue {
+    /// Parses a userInfo dictionary from its JSON form (an object).
+    public init(userInfoJSON json: JSONValue) throws(PropertyListJSONError) {
+        guard case .object = json else {
+            throw PropertyListJSONError(path: "", reason: "userInfo must be a JSON object, got \(json.typeName)")
+        }
+        guard case .dictionary(let members) = try PropertyListValue(json: json) else {
+            throw PropertyListJSONError(path: "", reason: "userInfo must be a dictionary, not a tagged value")
+        }
+        self = members
+    }
+
+    /// The JSON form of a userInfo dictionary (a dictionary whose only key is a tag is wrapped
+    /// in `$dict`, like any nested one).
+    public var userInfoJSON: JSONValue { PropertyListValue.dictionary(self).json }
+}

@@ -1,0 +1,136 @@
+/// The kinds of frame in wire protocol v1 (docs/PROTOCOL.md).
+public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Version handshake, first frame in each direction.
+    public static let hello = FrameKind(rawValue: 0x01)
+    /// Continuing agent asks for an activity.
+    public static let fetch = FrameKind(rawValue: 0x02)
+    /// Source sends the activity's fields, without userInfo.
+    public static let activity = FrameKind(rawValue: 0x03)
+    /// Source sends the encoded userInfo; its length is checked against `maxUserInfoBytes`.
+    public static let userInfo = FrameKind(rawValue: 0x04)
+    /// Either side reports a failure with an NSUserActivity error code.
+    public static let error = FrameKind(rawValue: 0x05)
+    /// Local control socket: a JSON request.
+    public static let controlRequest = FrameKind(rawValue: 0x20)
+    /// Local control socket: a JSON response.
+    public static let controlResponse = FrameKind(rawValue: 0x21)
+
+    /// Every kind a v1 decoder accepts.
+    public static let known: Set<FrameKind> = [.hello, .fetch, .activity, .userInfo, .error, .controlRequest, .controlResponse]
+
+    public var description: String {
+        switch self {
+        case .hello: "hello"
+        case .fetch: "fetch"
+        case .activity: "activity"
+        case .userInfo: "userInfo"
+        case .error: "error"
+        case .controlRequest: "controlRequest"
+        case .controlResponse: "controlResponse"
+        default: "unknown(0x\(String(rawValue, radix: 16)))"
+        }
+    }
+}
+
+/// One frame: a kind and a payload. On the wire a 5-byte header (kind, then the payload length
+/// as a big-endian UInt32) precedes the payload.
+public struct Frame: Sendable, Hashable {
+    /// The size of the header.
+    public static let headerSize = 5
+
+    public var kind: FrameKind
+    public var payload: [UInt8]
+
+    public init(kind: FrameKind, payload: [UInt8]) {
+        self.kind = kind
+        self.payload = payload
+    }
+
+    /// The header and payload as bytes.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.headerSize + payload.count)
+        out.append(contentsOf: FrameHeader(kind: kind, length: payload.count).bytes)
+        out.append(contentsOf: payload)
+        return out
+    }
+}
+
+/// A frame's header: its kind and declared payload length.
+public struct FrameHeader: Sendable, Hashable {
+    public var kind: FrameKind
+    public var length: Int
+
+    public init(kind: FrameKind, length: Int) {
+        self.kind = kind
+        self.length = length
+    }
+
+    /// Reads a header from the first ``Frame/headerSize`` bytes.
+    public init<C: Collection<UInt8>>(bytes: C) {
+        precondition(bytes.count >= Frame.headerSize)
+        var i = bytes.startIndex
+        kind = FrameKind(rawValue: bytes[i])
+        var length = 0
+        for _ in 0..<4 {
+            i = bytes.index(after: i)
+            length = length << 8 | Int(bytes[i])
+        }
+        self.length = length
+    }
+
+    /// The five header bytes.
+    public var bytes: [UInt8] {
+        let l = UInt32(length)
+        return [kind.rawValue, UInt8(l >> 24), UInt8(truncatingIfNeeded: l >> 16), UInt8(truncatingIfNeeded: l >> 8), UInt8(truncatingIfNeeded: l)]
+    }
+}
+
+/// Size limits a decoder checks against a header before it reads any payload.
+public struct FrameLimits: Sendable, Hashable {
+    /// The largest payload of any frame other than userInfo.
+    public var maxFrameBytes: Int
+    /// The largest userInfo payload (`limits.maxUserInfoBytes`).
+    public var maxUserInfoBytes: Int
+
+    public init(maxFrameBytes: Int = 64 * 1024, maxUserInfoBytes: Int = 3072) {
+        self.maxFrameBytes = maxFrameBytes
+        self.maxUserInfoBytes = maxUserInfoBytes
+    }
+
+    /// Checks a header: a known kind and a length within the limit for that kind.
+    public func check(_ header: FrameHeader) throws(FrameError) {
+        guard FrameKind.known.contains(header.kind) else { throw .unknownKind(header.kind.rawValue) }
+        if header.kind == .userInfo {
+            guard header.length <= maxUserInfoBytes else {
+                throw .userInfoTooLarge(declared: header.length, limit: maxUserInfoBytes)
+            }
+        } else {
+            guard header.length <= maxFrameBytes else {
+                throw .frameTooLarge(kind: header.kind, declared: header.length, limit: maxFrameBytes)
+            }
+        }
+    }
+}
+
+/// Why a frame was refused. Any of these closes the connection it arrived on, and only that one.
+public enum FrameError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unknownKind(UInt8)
+    case frameTooLarge(kind: FrameKind, declared: Int, limit: Int)
+    case userInfoTooLarge(declared: Int, limit: Int)
+    case malformed(kind: FrameKind, reason: String)
+    case unexpected(kind: FrameKind, expecting: String)
+
+    public var description: String {
+        switch self {
+        case .unknownKind(let k): "unknown frame kind 0x\(String(k, radix: 16)); the peer is not a handoff agent or speaks another protocol"
+        case .frameTooLarge(let kind, let declared, let limit): "\(kind) frame of \(declared) bytes exceeds the \(limit)-byte limit"
+        case .userInfoTooLarge(let declared, let limit): "userInfo of \(declared) bytes exceeds limits.maxUserInfoBytes (\(limit))"
+        case .malformed(let kind, let reason): "malformed \(kind) frame: \(reason)"
+        case .unexpected(let kind, let expecting): "unexpected \(kind) frame, expecting \(expecting)"
+        }
+    }
+}

@@ -1,0 +1,119 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The first frame each side sends: who it is and which protocol versions it speaks.
+public struct PeerHello: Sendable, Hashable {
+    /// Identifies the protocol, so a stray client of another protocol is refused at once.
+    public static let protocolName = "handoff"
+    /// The versions this build speaks.
+    public static let supportedVersions: [Int] = [1]
+
+    /// The versions the sender speaks; a server answers with the one it picked.
+    public var versions: [Int]
+    /// The sender's agent ID.
+    public var agentID: String
+    /// The sender's agent name.
+    public var name: String
+
+    public init(versions: [Int] = PeerHello.supportedVersions, agentID: String, name: String) {
+        self.versions = versions
+        self.agentID = agentID
+        self.name = name
+    }
+
+    /// The highest version both sides speak, or nil.
+    public func negotiatedVersion(with other: PeerHello) -> Int? {
+        Set(versions).intersection(other.versions).max()
+    }
+}
+
+/// The continuing agent's request for an activity.
+public struct FetchRequest: Sendable, Hashable {
+    /// The activity to fetch.
+    public var activityID: UUID
+    /// Identifies this continuation, for logs and exactly-once delivery.
+    public var continuationID: UUID
+
+    public init(activityID: UUID, continuationID: UUID) {
+        self.activityID = activityID
+        self.continuationID = continuationID
+    }
+}
+
+/// A message between two agents: the decoded form of one frame.
+public enum PeerMessage: Sendable, Hashable {
+    case hello(PeerHello)
+    case fetch(FetchRequest)
+    /// The activity's fields without userInfo.
+    case activity(Activity)
+    /// The activity's userInfo (requiredUserInfoKeys already applied by the source).
+    case userInfo(UserInfo)
+    /// A failure with its code and message.
+    case error(code: Int, message: String)
+
+    /// Encodes the message as one frame; every payload is a property-list dictionary in the
+    /// binary encoding.
+    public var frame: Frame {
+        switch self {
+        case .hello(let h):
+            return Frame(kind: .hello, payload: PropertyListBinaryCoding.encode([
+                "protocol": .string(PeerHello.protocolName),
+                "versions": .array(h.versions.map { .integer(Int64($0)) }),
+                "agentID": .string(h.agentID),
+                "name": .string(h.name),
+            ]))
+        case .fetch(let f):
+            return Frame(kind: .fetch, payload: PropertyListBinaryCoding.encode([
+                "activityID": .uuid(f.activityID), "continuationID": .uuid(f.continuationID),
+            ]))
+        case .activity(let a):
+            return Frame(kind: .activity, payload: PropertyListBinaryCoding.encode(a.propertyList(includingUserInfo: false)))
+        case .userInfo(let u):
+            return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
+        case .error(let code, let message):
+            return Frame(kind: .error, payload: PropertyListBinaryCoding.encode([
+                "code": .integer(Int64(code)), "message": .string(message),
+            ]))
+        }
+    }
+
+    /// Decodes a peer frame. Control frames are not peer messages.
+    public init(frame: Frame) throws(FrameError) {
+        let kind = frame.kind
+        func malformed(_ reason: String) -> FrameError { .malformed(kind: kind, reason: reason) }
+        let fields: UserInfo
+        do { fields = try PropertyListBinaryCoding.decodeUserInfo(frame.payload) } catch { throw malformed(error.description) }
+        switch kind {
+        case .hello:
+            guard case .string(PeerHello.protocolName)? = fields["protocol"] else { throw malformed("not a handoff hello") }
+            guard case .array(let versionValues)? = fields["versions"], !versionValues.isEmpty,
+                case .string(let agentID)? = fields["agentID"], case .string(let name)? = fields["name"]
+            else { throw malformed("missing versions, agentID or name") }
+            var versions: [Int] = []
+            for v in versionValues {
+                guard case .integer(let i) = v, i > 0, i < 1 << 16 else { throw malformed("invalid version") }
+                versions.append(Int(i))
+            }
+            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name))
+        case .fetch:
+            guard case .uuid(let activityID)? = fields["activityID"], case .uuid(let continuationID)? = fields["continuationID"] else {
+                throw malformed("missing activityID or continuationID")
+            }
+            self = .fetch(FetchRequest(activityID: activityID, continuationID: continuationID))
+        case .activity:
+            do { self = .activity(try Activity(propertyList: fields)) } catch { throw malformed(error.description) }
+        case .userInfo:
+            self = .userInfo(fields)
+        case .error:
+            guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
+                throw malformed("missing code or message")
+            }
+            self = .error(code: Int(clamping: code), message: message)
+        default:
+            throw .unexpected(kind: kind, expecting: "a peer message")
+        }
+    }
+}

@@ -1,0 +1,600 @@
+#if canImport(dnssd)
+import dnssd
+#else
+import CDNSSD
+#endif
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Browses one DNS-SD service type, resolves every instance and follows its changes.
+///
+/// A ServiceLifecycle `Service`. While `run()` runs, the browser keeps a `DNSServiceBrowse` open
+/// and, per instance, a `DNSServiceResolve` (host and port, following SRV changes), a
+/// `DNSServiceQueryRecord` for the instance's TXT record (which, unlike Avahi's resolve, reports
+/// a TXT change as soon as it arrives) and one for the A records of the instance's host.
+/// Changes are reported on `events`: `.resolved` with the complete current state whenever it
+/// changes, `.removed` when a reported instance goes away.
+///
+/// Each instance is resolved once, on one interface, however often the browse reports it. When
+/// dns_sd fails (Avahi reports a restarted avahi-daemon as `kDNSServiceErr_Unknown`) the browse
+/// is restarted with backoff; instances found again are reported only if they changed, and those
+/// not found again within a few seconds are reported as `.removed`.
+///
+/// Services of the same type published by others may carry anything in their TXT records;
+/// the browser passes the raw rdata on without interpreting it.
+public final class ServiceBrowser: Service, Sendable {
+    /// A delayed piece of work requested by a dns_sd callback and run by `run()`'s task group.
+    private enum Timer: Sendable {
+        /// Stop holding back reports of an instance whose record queries have not answered.
+        case reportHoldOver(instanceName: String, token: UInt64)
+        /// Report an address removal if the instance is still there.
+        case removalDebounceOver(instanceName: String, token: UInt64)
+        case retryResolve(instanceName: String)
+        case retryTXTQuery(instanceName: String)
+        case retryAddressQuery(instanceName: String)
+        /// Report instances not found again after a browse restart as removed.
+        case sweepStale(browseGeneration: UInt64)
+    }
+
+    private struct TimerRequest: Sendable {
+        var delay: Duration
+        var timer: Timer
+    }
+
+    /// Work to do after releasing the state lock.
+    private enum Effect {
+        case start(DNSServiceOperation)
+        case cancel(DNSServiceOperation)
+    }
+
+    private struct State {
+        var hasRun = false
+        /// Set when `run()` is ending: no new operations are started and replies are ignored.
+        var stopping = false
+        var browseGeneration: UInt64 = 0
+        /// The generation of the browse that is running, nil between a failure and the restart.
+        var runningBrowseGeneration: UInt64?
+        var browseDeliveredReplies = false
+        var instances: [String: BrowsedInstance] = [:]
+        /// Resolves and queries whose threads have not exited yet, by token.
+        var liveOperations: [UInt64: DNSServiceOperation] = [:]
+        var nextToken: UInt64 = 0
+        var timers: AsyncStream<TimerRequest>.Continuation?
+
+        mutating func makeToken() -> UInt64 {
+            nextToken &+= 1
+            return nextToken
+        }
+    }
+
+    /// How long reports of an instance wait for the first answers of its TXT and A queries.
+    static let reportHoldDuration: Duration = .seconds(1)
+    /// How long a change caused by a record removal waits before it is reported (a goodbye
+    /// removes the service right after its address and TXT records).
+    static let removalDebounceDuration: Duration = .milliseconds(250)
+    /// How long after a browse restart instances known before may take to be found again.
+    static let staleGracePeriod: Duration = .seconds(5)
+    /// A browse that lived this long counts as a success for the backoff, even without replies.
+    static let healthyBrowseDuration: Duration = .seconds(2)
+    /// At most this many instances are tracked; each costs three dns_sd refs, and with Avahi each
+    /// ref is a D-Bus connection (the system bus allows 256 per user by default).
+    static let maximumInstances = 64
+
+    /// Changes, in order. Meant for one consumer; finishes when `run()` returns.
+    public let events: AsyncStream<BrowseEvent>
+    private let eventSink: AsyncStream<BrowseEvent>.Continuation
+    private let serviceType: String
+    private let backoff: DNSServiceBackoff
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - serviceType: e.g. `"_handoff._tcp"`.
+    ///   - backoff: delays between restarts of the browse, and of a resolve or query, after errors.
+    ///   - logger: gets `handoff.service` metadata added.
+    public init(serviceType: String, backoff: DNSServiceBackoff = .init(), logger: Logger) {
+        self.serviceType = serviceType
+        self.backoff = backoff
+        var logger = logger
+        logger[metadataKey: "handoff.service"] = "\(serviceType)"
+        self.logger = logger
+        (events, eventSink) = AsyncStream.makeStream(of: BrowseEvent.self)
+    }
+
+    /// Browses until graceful shutdown or cancellation, restarting with backoff after errors.
+    ///
+    /// Before returning it closes every dns_sd ref it opened and finishes `events`. Returns
+    /// normally on shutdown or cancellation; throws a `DNSServiceError` only for errors that
+    /// retrying cannot fix (an invalid service type). Call it once.
+    public func run() async throws {
+        let firstRun = state.withLock { state -> Bool in
+            defer { state.hasRun = true }
+            return !state.hasRun
+        }
+        guard firstRun else {
+            logger.info("ServiceBrowser.run() called more than once; ignoring")
+            return
+        }
+        defer { eventSink.finish() }
+        let (timerRequests, timerSink) = AsyncStream.makeStream(of: TimerRequest.self)
+        state.withLock { $0.timers = timerSink }
+        do {
+            try await cancelWhenGracefulShutdown { [self] in
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask {
+                        defer { timerSink.finish() }
+                        try await self.keepBrowsing()
+                    }
+                    for await request in timerRequests {
+                        group.addTask {
+                            do {
+                                try await Task.sleep(for: request.delay)
+                            } catch {
+                                return
+                            }
+                            self.timerFired(request.timer)
+                        }
+                    }
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            await stopAllOperations()
+            throw error
+        }
+        await stopAllOperations()
+    }
+
+    // MARK: - Browsing
+
+    private func keepBrowsing() async throws {
+        var failures = 0
+        while !Task.isCancelled {
+            let (browse, generation, hasStaleInstances) = state.withLock {
+                state -> (DNSServiceOperation, UInt64, Bool) in
+                state.browseGeneration &+= 1
+                state.browseDeliveredReplies = false
+                let generation = state.browseGeneration
+                state.runningBrowseGeneration = generation
+                let hasStale = state.instances.values.contains { $0.isStale }
+                return (makeBrowse(generation: generation), generation, hasStale)
+            }
+            let startedAt = ContinuousClock.now
+            logger.debug("Browsing", metadata: ["dnssd.browse.generation": "\(generation)"])
+            browse.start()
+            if hasStaleInstances {
+                requestTimer(.sweepStale(browseGeneration: generation), after: Self.staleGracePeriod)
+            }
+            let error = await withTaskCancellationHandler {
+                await browse.finished()
+            } onCancel: {
+                browse.cancel()
+            }
+            state.withLock { $0.runningBrowseGeneration = nil }
+            guard let error else { return }
+            if Task.isCancelled { return }
+            guard error.isRetryable else {
+                logger.info("Browsing failed permanently", metadata: ["dnssd.error": "\(error)"])
+                throw error
+            }
+            let (deliveredReplies, effects) = state.withLock { state -> (Bool, [Effect]) in
+                var effects: [Effect] = []
+                for name in Array(state.instances.keys) {
+                    // The instance's resolve and query fail along with the browse; resolve anew
+                    // when the restarted browse finds the instance again.
+                    state.instances[name]!.isStale = true
+                    state.instances[name]!.sightings = [:]
+                    effects += state.instances[name]!.resetResolution().map(Effect.cancel)
+                }
+                return (state.browseDeliveredReplies, effects)
+            }
+            apply(effects)
+            let healthy = deliveredReplies || ContinuousClock.now - startedAt >= Self.healthyBrowseDuration
+            failures = healthy ? 1 : failures + 1
+            let delay = backoff.delay(afterFailures: failures)
+            logger.info(
+                "Browsing failed; browsing again",
+                metadata: [
+                    "dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)",
+                    "handoff.retry.failures": "\(failures)",
+                ])
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func makeBrowse(generation: UInt64) -> DNSServiceOperation {
+        DNSServiceOperation(
+            name: "DNSServiceBrowse",
+            replyHandler: .browse { [self] reply in browsed(reply, generation: generation) },
+            logger: logger
+        ) { [serviceType] ref, context in
+            DNSServiceBrowse(
+                ref, 0, DNSSDConstants.interfaceIndexAny, serviceType, nil, DNSServiceCallbacks.browse, context)
+        }
+    }
+
+    private func browsed(_ reply: BrowseReply, generation: UInt64) {
+        let effects = state.withLock { state -> [Effect] in
+            guard !state.stopping, state.browseGeneration == generation else { return [] }
+            state.browseDeliveredReplies = true
+            return reply.isAdd ? instanceAppeared(reply, in: &state) : instanceDisappeared(reply, in: &state)
+        }
+        apply(effects)
+    }
+
+    private func instanceAppeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
+        let name = reply.instanceName
+        if state.instances[name] == nil {
+            guard state.instances.count < Self.maximumInstances else {
+                logger.debug("Too many instances; ignoring one", metadata: ["handoff.peer": "\(name)"])
+                return []
+            }
+            logger.debug(
+                "Found instance",
+                metadata: ["handoff.peer": "\(name)", "handoff.interface": "\(reply.interfaceIndex)"])
+            state.instances[name] = BrowsedInstance(
+                instanceName: name, serviceType: reply.serviceType, domain: reply.domain)
+        } else if state.instances[name]!.isStale {
+            logger.debug(
+                "Found instance again after browsing restarted",
+                metadata: ["handoff.peer": "\(name)", "handoff.interface": "\(reply.interfaceIndex)"])
+        }
+        state.instances[name]!.addSighting(on: reply.interfaceIndex)
+        return startResolveIfNeeded(name, in: &state)
+    }
+
+    private func instanceDisappeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
+        let name = reply.instanceName
+        guard var instance = state.instances[name] else { return [] }
+        instance.removeSighting(on: reply.interfaceIndex)
+        if instance.sightings.isEmpty {
+            state.instances[name] = nil
+            return forget(instance)
+        }
+        var effects: [Effect] = []
+        if let resolve = instance.resolve, instance.sightings[resolve.interfaceIndex] == nil {
+            // Gone from the interface it was resolved on but still seen on another: move there.
+            effects += instance.resetResolution().map(Effect.cancel)
+        }
+        state.instances[name] = instance
+        return effects + startResolveIfNeeded(name, in: &state)
+    }
+
+    /// Reports a removed instance (if it was ever reported) and returns its operations to cancel.
+    private func forget(_ instance: BrowsedInstance) -> [Effect] {
+        if instance.lastReported != nil {
+            logger.info("Peer service removed", metadata: ["handoff.peer": "\(instance.instanceName)"])
+            eventSink.yield(.removed(instanceName: instance.instanceName))
+        } else {
+            logger.debug("Instance removed", metadata: ["handoff.peer": "\(instance.instanceName)"])
+        }
+        return instance.operations.map(Effect.cancel)
+    }
+
+    // MARK: - Resolving
+
+    private func startResolveIfNeeded(_ name: String, in state: inout State) -> [Effect] {
+        guard !state.stopping, var instance = state.instances[name], instance.resolve == nil,
+            let interfaceIndex = instance.preferredInterface
+        else { return [] }
+        let token = state.makeToken()
+        let operation = DNSServiceOperation(
+            name: "DNSServiceResolve",
+            replyHandler: .resolve { [self] reply in resolved(reply, instanceName: name, token: token) },
+            logger: logger.with(peer: name),
+            onFinish: { [self] error in resolveFinished(instanceName: name, token: token, error: error) }
+        ) { [serviceType = instance.serviceType, domain = instance.domain] ref, context in
+            DNSServiceResolve(
+                ref, 0, interfaceIndex, name, serviceType, domain, DNSServiceCallbacks.resolve, context)
+        }
+        instance.resolve = .init(token: token, interfaceIndex: interfaceIndex, operation: operation)
+        state.instances[name] = instance
+        state.liveOperations[token] = operation
+        return [.start(operation)]
+    }
+
+    private func resolved(_ reply: ResolveReply, instanceName name: String, token: UInt64) {
+        let effects = state.withLock { state -> [Effect] in
+            guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve,
+                resolve.token == token
+            else { return [] }
+            instance.resolveFailures = 0
+            instance.resolvedInterfaceIndex = resolve.interfaceIndex
+            instance.port = reply.port
+            instance.resolvedTXTRecord = reply.txtRecord
+            var effects: [Effect] = []
+            if instance.fullName != reply.fullName || instance.txtQuery == nil {
+                if let query = instance.txtQuery { effects.append(.cancel(query.operation)) }
+                instance.txtQuery = nil
+                instance.fullName = reply.fullName
+                instance.queriedTXTRecords = nil
+            }
+            if instance.hostTarget != reply.hostTarget || instance.addressQuery == nil {
+                if let query = instance.addressQuery { effects.append(.cancel(query.operation)) }
+                instance.addressQuery = nil
+                instance.hostTarget = reply.hostTarget
+                instance.clearAddresses()
+            }
+            state.instances[name] = instance
+            effects += startTXTQuery(name, in: &state)
+            effects += startAddressQuery(name, in: &state)
+            reportIfChanged(name, in: &state)
+            return effects
+        }
+        apply(effects)
+    }
+
+    private func resolveFinished(instanceName name: String, token: UInt64, error: DNSServiceError?) {
+        state.withLock { state in
+            state.liveOperations[token] = nil
+            guard let error, !state.stopping, var instance = state.instances[name],
+                instance.resolve?.token == token
+            else { return }
+            instance.resolve = nil
+            instance.resolveFailures += 1
+            let delay = backoff.delay(afterFailures: instance.resolveFailures)
+            state.instances[name] = instance
+            logger.debug(
+                "Resolve failed; resolving again",
+                metadata: ["handoff.peer": "\(name)", "dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)"])
+            state.timers?.yield(TimerRequest(delay: delay, timer: .retryResolve(instanceName: name)))
+        }
+    }
+
+    // MARK: - TXT and address queries
+
+    /// Which record query of an instance.
+    private enum QueryKind: String {
+        case txt = "TXT"
+        case address = "A"
+    }
+
+    private func startTXTQuery(_ name: String, in state: inout State) -> [Effect] {
+        guard let instance = state.instances[name], instance.txtQuery == nil, let fullName = instance.fullName,
+            !fullName.isEmpty
+        else { return [] }
+        return startQuery(.txt, for: name, recordName: fullName, in: &state)
+    }
+
+    private func startAddressQuery(_ name: String, in state: inout State) -> [Effect] {
+        guard let instance = state.instances[name], instance.addressQuery == nil,
+            let hostTarget = instance.hostTarget, !hostTarget.isEmpty
+        else { return [] }
+        return startQuery(.address, for: name, recordName: hostTarget, in: &state)
+    }
+
+    /// Starts a `DNSServiceQueryRecord` for the instance's TXT or A records, on the interface
+    /// the instance is resolved on.
+    private func startQuery(
+        _ kind: QueryKind, for name: String, recordName: String, in state: inout State
+    ) -> [Effect] {
+        guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve else {
+            return []
+        }
+        let token = state.makeToken()
+        let interfaceIndex = resolve.interfaceIndex
+        let recordType = kind == .txt ? DNSSDConstants.typeTXT : DNSSDConstants.typeA
+        let operation = DNSServiceOperation(
+            name: "DNSServiceQueryRecord",
+            replyHandler: .query { [self] reply in answered(kind, reply, instanceName: name, token: token) },
+            logger: logger.with(peer: name),
+            onFinish: { [self] error in queryFinished(kind, instanceName: name, token: token, error: error) }
+        ) { ref, context in
+            DNSServiceQueryRecord(
+                ref, 0, interfaceIndex, recordName, recordType, DNSSDConstants.classIN,
+                DNSServiceCallbacks.query, context)
+        }
+        let tracked = BrowsedInstance.TrackedOperation(
+            token: token, interfaceIndex: interfaceIndex, operation: operation)
+        switch kind {
+        case .txt:
+            instance.txtQuery = tracked
+            instance.queriedTXTRecords = QueriedTXTRecords(startedAt: .now)
+        case .address:
+            instance.addressQuery = tracked
+            instance.addressQueryAnswered = false
+        }
+        // Hold back reports until the new query has answered, at most `reportHoldDuration`.
+        let hold = state.makeToken()
+        instance.reportHold = hold
+        state.timers?.yield(
+            TimerRequest(delay: Self.reportHoldDuration, timer: .reportHoldOver(instanceName: name, token: hold)))
+        state.instances[name] = instance
+        state.liveOperations[token] = operation
+        return [.start(operation)]
+    }
+
+    private func answered(_ kind: QueryKind, _ reply: QueryReply, instanceName name: String, token: UInt64) {
+        state.withLock { state in
+            guard !state.stopping, var instance = state.instances[name] else { return }
+            switch kind {
+            case .txt:
+                guard instance.txtQuery?.token == token, reply.recordType == DNSSDConstants.typeTXT else { return }
+                instance.txtQueryFailures = 0
+                if reply.isAdd {
+                    instance.queriedTXTRecords?.add(reply.recordData, at: .now)
+                } else {
+                    let before = instance.txtRecord
+                    instance.queriedTXTRecords?.remove(reply.recordData)
+                    if instance.txtRecord != before {
+                        debounceRemoval(of: &instance, instanceName: name, in: &state)
+                    }
+                }
+            case .address:
+                guard instance.addressQuery?.token == token, reply.recordType == DNSSDConstants.typeA,
+                    reply.recordData.count == 4
+                else { return }
+                let address = reply.recordData.map(String.init).joined(separator: ".")
+                instance.addressQueryFailures = 0
+                if reply.isAdd {
+                    instance.addressQueryAnswered = true
+                    instance.addAddress(address)
+                } else {
+                    let before = instance.addresses
+                    instance.removeAddress(address)
+                    if instance.addresses != before {
+                        debounceRemoval(of: &instance, instanceName: name, in: &state)
+                    }
+                }
+            }
+            state.instances[name] = instance
+            reportIfChanged(name, in: &state)
+        }
+    }
+
+    /// Holds back the report of a change caused by a removal for `removalDebounceDuration`: a
+    /// goodbye removes the records one by one just before the service itself.
+    private func debounceRemoval(of instance: inout BrowsedInstance, instanceName name: String, in state: inout State) {
+        let debounce = state.makeToken()
+        instance.removalDebounce = debounce
+        state.timers?.yield(
+            TimerRequest(
+                delay: Self.removalDebounceDuration, timer: .removalDebounceOver(instanceName: name, token: debounce)))
+    }
+
+    private func queryFinished(_ kind: QueryKind, instanceName name: String, token: UInt64, error: DNSServiceError?) {
+        state.withLock { state in
+            state.liveOperations[token] = nil
+            guard let error, !state.stopping, var instance = state.instances[name] else { return }
+            let failures: Int
+            let timer: Timer
+            switch kind {
+            case .txt:
+                guard instance.txtQuery?.token == token else { return }
+                instance.txtQuery = nil
+                instance.txtQueryFailures += 1
+                failures = instance.txtQueryFailures
+                timer = .retryTXTQuery(instanceName: name)
+            case .address:
+                guard instance.addressQuery?.token == token else { return }
+                instance.addressQuery = nil
+                instance.addressQueryFailures += 1
+                failures = instance.addressQueryFailures
+                timer = .retryAddressQuery(instanceName: name)
+            }
+            state.instances[name] = instance
+            let delay = backoff.delay(afterFailures: failures)
+            logger.debug(
+                "Record query failed; querying again",
+                metadata: [
+                    "handoff.peer": "\(name)", "dnssd.record.type": "\(kind.rawValue)", "dnssd.error": "\(error)",
+                    "handoff.retry.delay": "\(delay)",
+                ])
+            state.timers?.yield(TimerRequest(delay: delay, timer: timer))
+        }
+    }
+
+    // MARK: - Reporting
+
+    /// Yields `.resolved` if the instance is resolved and differs from what was last reported.
+    /// Called with the lock held so events leave in the order the state changed.
+    private func reportIfChanged(_ name: String, in state: inout State) {
+        guard let instance = state.instances[name],
+            let service = instance.currentService(serviceType: reportedServiceType(instance.serviceType)),
+            service != instance.lastReported
+        else { return }
+        let isNew = instance.lastReported == nil
+        state.instances[name]!.lastReported = service
+        logger.log(
+            level: isNew ? .info : .debug,
+            isNew ? "Peer service resolved" : "Peer service changed",
+            metadata: [
+                "handoff.peer": "\(name)", "handoff.peer.host": "\(service.hostTarget)",
+                "handoff.peer.port": "\(service.port)", "handoff.peer.addresses": "\(service.addresses)",
+                "handoff.txt.length": "\(service.txtRecord.count)",
+            ])
+        eventSink.yield(.resolved(service))
+    }
+
+    private func reportedServiceType(_ browsedType: String) -> String {
+        browsedType.hasSuffix(".") ? String(browsedType.dropLast()) : browsedType
+    }
+
+    // MARK: - Timers and effects
+
+    private func requestTimer(_ timer: Timer, after delay: Duration) {
+        state.withLock { state in
+            _ = state.timers?.yield(TimerRequest(delay: delay, timer: timer))
+        }
+    }
+
+    private func timerFired(_ timer: Timer) {
+        let effects = state.withLock { state -> [Effect] in
+            guard !state.stopping else { return [] }
+            switch timer {
+            case .reportHoldOver(let name, let token):
+                guard let instance = state.instances[name], instance.reportHold == token else { return [] }
+                if instance.isHoldingReport {
+                    logger.debug(
+                        "Record queries have not answered; reporting what is known",
+                        metadata: [
+                            "handoff.peer": "\(name)",
+                            "handoff.txt.answered": "\(instance.queriedTXTRecords?.hasAnswered ?? false)",
+                            "handoff.address.answered": "\(instance.addressQueryAnswered)",
+                        ])
+                }
+                state.instances[name]!.reportHold = nil
+                reportIfChanged(name, in: &state)
+                return []
+            case .removalDebounceOver(let name, let token):
+                guard state.instances[name]?.removalDebounce == token else { return [] }
+                state.instances[name]!.removalDebounce = nil
+                reportIfChanged(name, in: &state)
+                return []
+            case .retryResolve(let name):
+                return startResolveIfNeeded(name, in: &state)
+            case .retryTXTQuery(let name):
+                return startTXTQuery(name, in: &state)
+            case .retryAddressQuery(let name):
+                return startAddressQuery(name, in: &state)
+            case .sweepStale(let generation):
+                // Only if that browse has been running all along: after a failure the instances
+                // are stale again and get a new grace period with the next browse.
+                guard state.runningBrowseGeneration == generation else { return [] }
+                var effects: [Effect] = []
+                for (name, instance) in state.instances where instance.isStale {
+                    state.instances[name] = nil
+                    effects += forget(instance)
+                }
+                return effects
+            }
+        }
+        apply(effects)
+    }
+
+    /// Starts and cancels operations; called without the lock held, because an operation that
+    /// cannot start its thread reports that synchronously through its `onFinish`.
+    private func apply(_ effects: [Effect]) {
+        for effect in effects {
+            switch effect {
+            case .start(let operation): operation.start()
+            case .cancel(let operation): operation.cancel()
+            }
+        }
+    }
+
+    /// Cancels every resolve and query and waits until their refs are deallocated.
+    private func stopAllOperations() async {
+        let operations = state.withLock { state -> [DNSServiceOperation] in
+            state.stopping = true
+            state.timers = nil
+            state.instances = [:]
+            return Array(state.liveOperations.values)
+        }
+        for operation in operations { operation.cancel() }
+        for operation in operations { _ = await operation.finished() }
+    }
+}
+
+extension Logger {
+    fileprivate func with(peer: String) -> Logger {
+        var logger = self
+        logger[metadataKey: "handoff.peer"] = "\(peer)"
+        return logger
+    }
+}

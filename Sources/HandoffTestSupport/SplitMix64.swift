@@ -1,0 +1,23 @@
+/// A tiny seeded random number generator (SplitMix64), so randomized tests are reproducible:
+/// the same seed always yields the same sequence, on every platform.
+///
+/// ```swift
+/// var rng = SplitMix64(seed: 42)
+/// let n = Int.random(in: 0..<10, using: &rng)
+/// ```
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    /// The generator's state; the next output is derived from it.
+    public private(set) var state: UInt64
+
+    /// Creates a generator whose sequence is determined by `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

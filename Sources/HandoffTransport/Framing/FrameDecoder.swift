@@ -1,0 +1,57 @@
+import HandoffCore
+import NIOCore
+
+/// Splits inbound bytes into ``Frame``s. Each header is checked against ``FrameLimits`` as soon as
+/// its five bytes arrive, so an oversized frame is refused before any of its payload is buffered.
+public struct FrameDecoder: ByteToMessageDecoder, Sendable {
+    public typealias InboundOut = Frame
+
+    public var limits: FrameLimits
+
+    public init(limits: FrameLimits) { self.limits = limits }
+
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let frame = try decodeFrame(from: &buffer) else { return .needMoreData }
+        context.fireChannelRead(Self.wrapInboundOut(frame))
+        return .continue
+    }
+
+    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while let frame = try decodeFrame(from: &buffer) {
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+        }
+        return .needMoreData
+    }
+
+    /// Reads one frame if it is complete; throws ``FrameError`` on a refused header.
+    func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
+        guard let headerView = buffer.viewBytes(at: buffer.readerIndex, length: Frame.headerSize) else { return nil }
+        let header = FrameHeader(bytes: headerView)
+        try limits.check(header)
+        guard buffer.readableBytes - Frame.headerSize >= header.length else { return nil }
+        buffer.moveReaderIndex(forwardBy: Frame.headerSize)
+        let payload = buffer.readBytes(length: header.length)!
+        return Frame(kind: header.kind, payload: payload)
+    }
+}
+
+/// Writes ``Frame``s as header plus payload.
+public struct FrameEncoder: MessageToByteEncoder, Sendable {
+    public typealias OutboundIn = Frame
+
+    public init() {}
+
+    public func encode(data: Frame, out: inout ByteBuffer) throws {
+        out.reserveCapacity(out.writerIndex + Frame.headerSize + data.payload.count)
+        out.writeBytes(FrameHeader(kind: data.kind, length: data.payload.count).bytes)
+        out.writeBytes(data.payload)
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    /// Adds the frame decoder and encoder.
+    public func addFrameCodec(limits: FrameLimits) throws {
+        try addHandler(ByteToMessageHandler(FrameDecoder(limits: limits)))
+        try addHandler(MessageToByteHandler(FrameEncoder()))
+    }
+}

@@ -1,0 +1,212 @@
+import ArgumentParser
+import HandoffCore
+import HandoffTransport
+
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `handoff`: the command line for the local agent.
+@main
+struct HandoffCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "handoff",
+        abstract: "Publish activities on this host and continue your other hosts' activities.",
+        discussion: """
+            Talks to the local handoffd over its control socket: --socket, else HANDOFF_SOCKET, else \
+            $XDG_RUNTIME_DIR/handoff/handoffd.sock (or /tmp/handoff-UID/handoffd.sock).
+            Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
+            """,
+        subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self])
+
+    /// Lets `--socket PATH` stand before the subcommand (`handoff --socket P status`), as the
+    /// usage line shows, by moving it after the subcommand's name.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if let i = arguments.firstIndex(where: { $0 == "--socket" || $0.hasPrefix("--socket=") }),
+            let sub = arguments.firstIndex(where: { configuration.subcommands.map { $0._commandName }.contains($0) }), i < sub
+        {
+            let count = arguments[i].contains("=") ? 1 : 2
+            let moved = Array(arguments[i..<min(i + count, arguments.count)])
+            arguments.removeSubrange(i..<min(i + count, arguments.count))
+            let newSub = sub - moved.count
+            arguments.insert(contentsOf: moved, at: newSub + 1)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The agent's control socket (default: HANDOFF_SOCKET or the agent's default).", valueName: "path"))
+    var socket: String?
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+
+    var client: ControlClient {
+        let environment = ProcessInfo.processInfo.environment
+        let path = socket ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DefaultPaths.controlSocket(environment: environment)
+        return ControlClient(socketPath: path)
+    }
+
+    /// Calls the agent; on failure prints the error (JSON with --json) and exits 1.
+    func call(_ command: String, _ arguments: [String: JSONValue] = [:]) async throws -> JSONValue {
+        switch await client.call(command, arguments) {
+        case .success(let value): return value
+        case .failure(let error):
+            if json {
+                print(JSONValue.object(["error": ControlProtocol.errorJSON(error)]).serialized)
+            } else {
+                FileHandle.standardError.write(Data("handoff: \(error)\n".utf8))
+            }
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the local agent: name, port, held activities.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let status = try await options.call("status")
+        if options.json { print(status.prettySerialized); return }
+        let name = status["registeredName"]?.stringValue ?? status["name"]?.stringValue ?? "?"
+        print("agent \(name) (id \(status["agentID"]?.stringValue ?? "?")) on port \(status["port"]?.int64Value ?? 0), \(status["peers"]?.int64Value ?? 0) peer(s)")
+        let activities = status["activities"]?.arrayValue ?? []
+        let current = status["current"]?.stringValue
+        if activities.isEmpty { print("no activities published") }
+        for activity in activities {
+            let id = activity["id"]?.stringValue ?? "?"
+            let marker = id == current ? "*" : " "
+            print("\(marker) \(id)  \(activity["activityType"]?.stringValue ?? "?")  \(activity["title"]?.stringValue ?? "")")
+        }
+    }
+}
+
+struct Peers: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the peer agents discovered on the LAN.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let peers = try await options.call("peers")
+        if options.json { print(peers.prettySerialized); return }
+        let rows = peers.arrayValue ?? []
+        if rows.isEmpty { print("no peers found (is handoffd running on your other hosts, on this LAN?)") }
+        for peer in rows {
+            let address = peer["addresses"]?.arrayValue?.first?.stringValue ?? peer["host"]?.stringValue ?? "?"
+            print("\(peer["name"]?.stringValue ?? "?")  \(address):\(peer["port"]?.int64Value ?? 0)  \(peer["current"]?.stringValue.map { "offers \($0)" } ?? "no activity")")
+        }
+    }
+}
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the activities your peers offer.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let list = try await options.call("list")
+        if options.json { print(list.prettySerialized); return }
+        let rows = list.arrayValue ?? []
+        if rows.isEmpty { print("no activities on offer") }
+        for row in rows {
+            print("\(row["id"]?.stringValue ?? "?")  \(row["peer"]?.stringValue ?? "?")  \(row["activityType"]?.stringValue ?? "?")  \(row["title"]?.stringValue ?? "")")
+        }
+    }
+}
+
+struct Publish: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make an activity current on this host; the agent holds it until `handoff resign ID`.",
+        discussion: """
+            --user-info takes a JSON object. Numbers without a fraction are integers, others doubles. \
+            Other property-list types are tagged: {"$data": "<base64>"}, {"$date": "2026-11-22T10:00:00Z"}, \
+            {"$url": "https://..."}, {"$uuid": "..."}.
+            """)
+    @OptionGroup var options: GlobalOptions
+    @Option(name: .long, help: ArgumentHelp("The activity type, reverse-DNS (com.example.notes.edit).", valueName: "type"))
+    var type: String
+    @Option(name: .long, help: "A title a person can read.")
+    var title: String?
+    @Option(name: .customLong("user-info"), help: ArgumentHelp("userInfo as a JSON object.", valueName: "json"))
+    var userInfo: String?
+    @Option(name: .customLong("webpage-url"), help: ArgumentHelp("Opened in a browser when no handler takes the activity.", valueName: "url"))
+    var webpageURL: String?
+    @Option(name: .customLong("required-keys"), help: ArgumentHelp("Only these userInfo keys are transferred (comma-separated).", valueName: "a,b"))
+    var requiredKeys: String?
+    @Option(name: .customLong("expires-in"), help: ArgumentHelp("Withdraw the activity after this many seconds.", valueName: "seconds"))
+    var expiresIn: Double?
+
+    func validate() throws {
+        do { _ = try ActivityType(validating: type) } catch { throw ValidationError("--type: \(error)") }
+        if let expiresIn, !(expiresIn > 0) { throw ValidationError("--expires-in must be a positive number of seconds") }
+        if let webpageURL, URL(string: webpageURL)?.scheme == nil { throw ValidationError("--webpage-url must be an absolute URL such as https://example.com/page") }
+    }
+
+    func run() async throws {
+        var activity = Activity(activityType: try ActivityType(validating: type), title: title)
+        if let userInfo {
+            do {
+                activity.userInfo = try UserInfo(userInfoJSON: try JSONValue(parsing: userInfo))
+            } catch {
+                throw ValidationError("--user-info: \(error)")
+            }
+        }
+        activity.webpageURL = webpageURL.flatMap(URL.init(string:))
+        if let requiredKeys {
+            activity.requiredUserInfoKeys = Set(requiredKeys.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        if let expiresIn { activity.expirationDate = Date().addingTimeInterval(expiresIn) }
+        let result = try await options.call("publish", ["activity": activity.json])
+        let id = result["id"]?.stringValue ?? "?"
+        print(options.json ? JSONValue.object(["id": .string(id)]).serialized : id)
+    }
+}
+
+struct Resign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop offering an activity this host published.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The activity ID printed by publish.") var id: String
+
+    func validate() throws {
+        guard UUID(uuidString: id) != nil else { throw ValidationError("\(id) is not an activity ID (a UUID as printed by publish)") }
+    }
+
+    func run() async throws {
+        let result = try await options.call("resign", ["id": .string(id)])
+        print(options.json ? result.serialized : "resigned \(id)")
+    }
+}
+
+struct Continue: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Continue a peer's activity on this host: fetch it and run the local handler.",
+        discussion: "Exits 0 when a handler (or the URL opener) took the activity, 1 with an NSUserActivity error code otherwise.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The activity ID shown by `handoff list`.") var id: String
+
+    func validate() throws {
+        guard UUID(uuidString: id) != nil else { throw ValidationError("\(id) is not an activity ID (a UUID as shown by `handoff list`)") }
+    }
+
+    func run() async throws {
+        let result = try await options.call("continue", ["id": .string(id)])
+        if options.json { print(result.serialized); return }
+        let activity = result["activity"]
+        print("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?"))")
+    }
+}

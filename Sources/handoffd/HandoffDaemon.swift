@@ -1,0 +1,122 @@
+import ArgumentParser
+import HandoffAgent
+import HandoffCore
+import HandoffDiscovery
+import HandoffTransport
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `handoffd`: the agent that runs on every host.
+@main
+struct HandoffDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "handoffd",
+        abstract: "The handoff agent: advertises this host's activities over DNS-SD and continues peers' activities.",
+        discussion: "See config/handoffd.json for every configuration key and its default.")
+
+    @Option(name: .long, help: "The JSON configuration file. Without it, every key has its default.")
+    var config: String?
+
+    mutating func run() async throws {
+        setenv("AVAHI_COMPAT_NOWARN", "1", 1)
+        umask(0o077)  // everything the agent creates is private to its user
+        signal(SIGPIPE, SIG_IGN)  // a handler that closes its stdin early must not kill the agent
+        let environment = ProcessInfo.processInfo.environment
+        let defaultSocket = DefaultPaths.controlSocket(environment: environment)
+        let hostName = Self.hostName()
+        let configuration: AgentConfiguration
+        do {
+            configuration = try config.map { path throws(ConfigurationError) in
+                try ConfigurationFile.load(path: path, defaultName: hostName, defaultSocketPath: defaultSocket)
+            } ?? AgentConfiguration(name: hostName, socketPath: defaultSocket)
+        } catch {
+            Self.fail("\(error). Fix the config file and start handoffd again.", code: 78)
+        }
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+            return handler
+        }
+        var logger = Logger(label: "handoffd")
+        logger[metadataKey: "handoff.agent"] = "\(configuration.name)"
+
+        try await Self.refuseIfRunning(socketPath: configuration.socketPath)
+        let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
+        if !socketDirectory.isEmpty { try? FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true) }
+
+        let peerServer: FrameServer
+        do {
+            peerServer = try await FrameServer.bind(
+                .tcp(host: configuration.listenAddress, port: configuration.port), limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0))
+        } catch {
+            Self.fail("cannot listen for peers on \(configuration.listenAddress):\(configuration.port): \(error). Choose another port (config key port) or stop what uses it.", code: 69)
+        }
+        let controlServer: FrameServer
+        do {
+            controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
+        } catch {
+            Self.fail("cannot create the control socket \(configuration.socketPath): \(error). Check the directory exists and is writable (config key socketPath).", code: 73)
+        }
+        let port = peerServer.port ?? configuration.port
+
+        let agent = Agent(
+            configuration: configuration, port: port,
+            connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout), logger: logger)
+        let browser = ServiceBrowser(serviceType: configuration.serviceType, logger: logger)
+        logger.info("handoffd started", metadata: [
+            "handoff.port": "\(port)", "handoff.socket": "\(configuration.socketPath)", "handoff.agentID": "\(agent.agentID)",
+        ])
+
+        // ServiceGroup stops services in reverse order: the advertiser goes first, so peers get
+        // the DNS-SD goodbye before anything else shuts down.
+        let group = ServiceGroup(configuration: .init(
+            services: [
+                .init(service: ExpiryService(agent: agent, clock: ContinuousClock())),
+                .init(service: ControlService(server: controlServer, agent: agent, logger: logger)),
+                .init(service: PeerListenerService(server: peerServer, agent: agent, logger: logger)),
+                .init(service: browser),
+                .init(service: DiscoveryService(browser: browser, agent: agent)),
+                .init(service: agent.advertiserService),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.error("handoffd stopped after an error", metadata: ["handoff.error": "\(error)"])
+            unlink(configuration.socketPath)
+            throw ExitCode(1)
+        }
+        unlink(configuration.socketPath)
+        logger.info("handoffd stopped")
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "handoff" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(name.split(separator: ".").first ?? "handoff")
+    }
+
+    /// Refuses to start when another agent answers on the socket (a stale file is replaced).
+    static func refuseIfRunning(socketPath: String) async throws {
+        guard FileManager.default.fileExists(atPath: socketPath) else { return }
+        if case .success = await ControlClient(socketPath: socketPath).call("status") {
+            fail("another handoffd is already running with control socket \(socketPath). Stop it, or give this one another socketPath.", code: 75)
+        }
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data("handoffd: \(message)\n".utf8))
+        Foundation.exit(code)
+    }
+}

@@ -1,0 +1,70 @@
+import HandoffCore
+import Testing
+
+@Suite("JSON serialization")
+struct JSONSerializationTests {
+    @Test("object keys are written sorted, so output is deterministic")
+    func sortsKeys() {
+        let value = JSONValue.object(["zebra": .number("1"), "apple": .number("2"), "Mango": .number("3"), "ápple": .null])
+        #expect(value.serialized == #"{"Mango":3,"apple":2,"zebra":1,"ápple":null}"#)
+    }
+
+    @Test("nested objects are sorted at every level")
+    func sortsNestedKeys() {
+        let value = JSONValue.array([.object(["b": .object(["d": .bool(true), "c": .bool(false)]), "a": .array([])])])
+        #expect(value.serialized == #"[{"a":[],"b":{"c":false,"d":true}}]"#)
+    }
+
+    @Test("control characters are escaped; other text is written as is")
+    func escapesControlCharacters() {
+        let value = JSONValue.string("quote\" backslash\\ nl\n cr\r tab\t nul\u{0} bs\u{08} ff\u{0C} us\u{1F} del\u{7F} é 😀 /")
+        #expect(value.serialized == #""quote\" backslash\\ nl\n cr\r tab\t nul\u0000 bs\u0008 ff\u000c us\u001f del"# + "\u{7F} é 😀 /\"")
+    }
+
+    @Test("every control character survives serialize then parse")
+    func controlCharactersRoundTrip() throws {
+        let all = String(String.UnicodeScalarView((0..<0x20).map { Unicode.Scalar(UInt8($0)) }))
+        let value = JSONValue.object([all: .string(all)])
+        let text = value.serialized
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 })
+        #expect(try JSONValue(parsing: text) == value)
+    }
+
+    @Test("compact and pretty forms")
+    func compactAndPretty() {
+        let value = JSONValue.object(["b": .array([.number("1"), .string("x")]), "a": .object([:]), "c": .array([])])
+        #expect(value.serialized == #"{"a":{},"b":[1,"x"],"c":[]}"#)
+        #expect(value.prettySerialized == """
+            {
+              "a": {},
+              "b": [
+                1,
+                "x"
+              ],
+              "c": []
+            }
+            """)
+    }
+
+    @Test("scalars serialize to their JSON literals")
+    func scalars() {
+        #expect(JSONValue.null.serialized == "null")
+        #expect(JSONValue.bool(true).serialized == "true")
+        #expect(JSONValue.bool(false).serialized == "false")
+        #expect(JSONValue.number("-1.5e-7").serialized == "-1.5e-7")
+        #expect(JSONValue.integer(UInt64.max).serialized == "18446744073709551615")
+        #expect(JSONValue.double(0.1).serialized == "0.1")
+        #expect(JSONValue.double(-0.0).serialized == "-0.0")
+        #expect(JSONValue.double(1e300).serialized.contains("e"))
+    }
+
+    @Test("JSONValue.double always reads back as the same floating-point number")
+    func doublesReadBack() throws {
+        for d in [0.0, -0.0, 1, -1, 0.1, 1e-7, .leastNonzeroMagnitude, 1e22, 1e23, 1.7976931348623157e308, 123456789.125] {
+            let text = JSONValue.double(d).serialized
+            let parsed = try JSONValue(parsing: text)
+            #expect(!parsed.isIntegerNumber, "\(text) reads back as an integer")
+            #expect(parsed.doubleValue?.bitPattern == d.bitPattern, "\(d) -> \(text)")
+        }
+    }
+}

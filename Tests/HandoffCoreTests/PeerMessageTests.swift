@@ -1,0 +1,152 @@
+import HandoffCore
+import Testing
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+@Suite("Peer messages: frame encoding")
+struct PeerMessageTests {
+    static func decode(_ frame: Frame) throws(FrameError) -> PeerMessage { try PeerMessage(frame: frame) }
+
+    static func frame(_ kind: FrameKind, _ fields: UserInfo) -> Frame {
+        Frame(kind: kind, payload: PropertyListBinaryCoding.encode(fields))
+    }
+
+    static func activityWithoutUserInfo() -> Activity {
+        var activity = Fixtures.fullActivity()
+        activity.userInfo = [:]
+        return activity
+    }
+
+    @Test("every message round-trips through its frame", arguments: [
+        PeerMessage.hello(PeerHello(agentID: "A1B2", name: "Kitchen iMac")),
+        .hello(PeerHello(versions: [1, 2, 65_535], agentID: "", name: "名前 😀")),
+        .fetch(FetchRequest(activityID: Fixtures.activityID, continuationID: Fixtures.continuationID)),
+        .activity(activityWithoutUserInfo()),
+        .activity(Activity(id: Fixtures.otherID, activityType: .browsingWeb, webpageURL: URL(string: "https://example.com"))),
+        .userInfo([:]),
+        .userInfo(["a": .integer(1), "b": .array([.string("x")])]),
+        .error(code: 4608, message: "activity was resigned"),
+        .error(code: 4611, message: ""),
+        .error(code: -1, message: "négatif"),
+    ])
+    func roundTrip(_ message: PeerMessage) throws {
+        #expect(try Self.decode(message.frame) == message)
+    }
+
+    @Test("each message travels in the frame kind of the protocol")
+    func kinds() {
+        #expect(PeerMessage.hello(Fixtures.hello()).frame.kind == .hello)
+        #expect(PeerMessage.fetch(Fixtures.request).frame.kind == .fetch)
+        #expect(PeerMessage.activity(Self.activityWithoutUserInfo()).frame.kind == .activity)
+        #expect(PeerMessage.userInfo([:]).frame.kind == .userInfo)
+        #expect(PeerMessage.error(code: 4608, message: "x").frame.kind == .error)
+    }
+
+    @Test("a userInfo message with every property-list type round-trips exactly")
+    func everyTypeUserInfo() throws {
+        guard case .userInfo(let back) = try Self.decode(PeerMessage.userInfo(Fixtures.everyTypeUserInfo).frame) else {
+            Issue.record("not a userInfo message")
+            return
+        }
+        expectIdentical(back, Fixtures.everyTypeUserInfo)
+    }
+
+    @Test("an activity frame never carries userInfo")
+    func activityFrameLeavesUserInfoOut() throws {
+        let frame = PeerMessage.activity(Fixtures.fullActivity()).frame
+        let fields = try PropertyListBinaryCoding.decodeUserInfo(frame.payload)
+        #expect(fields["userInfo"] == nil)
+        #expect(try Self.decode(frame) == .activity(Self.activityWithoutUserInfo()))
+    }
+
+    @Test("the hello payload names the protocol")
+    func helloPayload() throws {
+        let fields = try PropertyListBinaryCoding.decodeUserInfo(PeerMessage.hello(Fixtures.hello()).frame.payload)
+        #expect(fields["protocol"] == .string("handoff"))
+        #expect(fields["versions"] == .array([.integer(1)]))
+    }
+
+    @Test("version negotiation picks the highest common version")
+    func negotiation() {
+        #expect(Fixtures.hello([1, 2, 3]).negotiatedVersion(with: Fixtures.hello([2, 3, 4])) == 3)
+        #expect(Fixtures.hello([1]).negotiatedVersion(with: Fixtures.hello([1])) == 1)
+        #expect(Fixtures.hello([1]).negotiatedVersion(with: Fixtures.hello([2])) == nil)
+        #expect(PeerHello.supportedVersions == [1])
+    }
+
+    static let validHello: UserInfo = [
+        "protocol": .string("handoff"), "versions": .array([.integer(1)]), "agentID": .string("a"), "name": .string("n"),
+    ]
+
+    static func replacing(_ fields: UserInfo, _ key: String, with value: PropertyListValue?) -> UserInfo {
+        var copy = fields
+        copy[key] = value
+        return copy
+    }
+
+    @Test("malformed payloads are refused as FrameError.malformed of that kind", arguments: [
+        (FrameKind.hello, [0xFF] as [UInt8], "garbage bytes"),
+        (.hello, [], "empty payload"),
+        (.fetch, PropertyListBinaryCoding.encode(.array([])), "an array, not a dictionary"),
+        (.error, PropertyListBinaryCoding.encode(.string("x")), "a string, not a dictionary"),
+        (.userInfo, PropertyListBinaryCoding.encode(.integer(1)), "an integer, not a dictionary"),
+        (.userInfo, PropertyListBinaryCoding.encode([:]) + [0x00], "trailing bytes"),
+        (.hello, frame(.hello, replacing(validHello, "protocol", with: .string("http"))).payload, "wrong protocol name"),
+        (.hello, frame(.hello, replacing(validHello, "protocol", with: nil)).payload, "no protocol name"),
+        (.hello, frame(.hello, replacing(validHello, "versions", with: .array([]))).payload, "no versions"),
+        (.hello, frame(.hello, replacing(validHello, "versions", with: .array([.integer(0)]))).payload, "version 0"),
+        (.hello, frame(.hello, replacing(validHello, "versions", with: .array([.integer(65_536)]))).payload, "version too large"),
+        (.hello, frame(.hello, replacing(validHello, "versions", with: .array([.string("1")]))).payload, "version as a string"),
+        (.hello, frame(.hello, replacing(validHello, "versions", with: .integer(1))).payload, "versions not an array"),
+        (.hello, frame(.hello, replacing(validHello, "agentID", with: nil)).payload, "no agentID"),
+        (.hello, frame(.hello, replacing(validHello, "name", with: .integer(3))).payload, "name not a string"),
+        (.fetch, frame(.fetch, ["activityID": .uuid(Fixtures.activityID)]).payload, "no continuationID"),
+        (.fetch, frame(.fetch, ["activityID": .string("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), "continuationID": .uuid(Fixtures.continuationID)]).payload,
+         "activityID as a string"),
+        (.activity, frame(.activity, ["id": .uuid(Fixtures.activityID), "activityType": .string("not reverse dns")]).payload, "invalid activityType"),
+        (.activity, frame(.activity, ["id": .uuid(Fixtures.activityID)]).payload, "missing activityType"),
+        (.activity, frame(.activity, ["activityType": .string("com.a.b")]).payload, "missing id"),
+        (.error, frame(.error, ["code": .integer(4608)]).payload, "no message"),
+        (.error, frame(.error, ["code": .string("4608"), "message": .string("m")]).payload, "code as a string"),
+    ] as [(FrameKind, [UInt8], String)])
+    func malformed(_ kind: FrameKind, _ payload: [UInt8], _ what: String) {
+        let error = #expect(throws: FrameError.self, "\(what)") { try Self.decode(Frame(kind: kind, payload: payload)) }
+        guard case .malformed(let errorKind, let reason)? = error else {
+            Issue.record("\(what): expected .malformed, got \(String(describing: error))")
+            return
+        }
+        #expect(errorKind == kind)
+        #expect(!reason.isEmpty)
+    }
+
+    @Test("a hello from another protocol says so")
+    func foreignHello() {
+        let error = #expect(throws: FrameError.self) {
+            try Self.decode(Self.frame(.hello, Self.replacing(Self.validHello, "protocol", with: .string("http"))))
+        }
+        #expect(error == .malformed(kind: .hello, reason: "not a handoff hello"))
+    }
+
+    @Test("control frames and unknown kinds are not peer messages", arguments: [FrameKind.controlRequest, .controlResponse, FrameKind(rawValue: 0x42)])
+    func notPeerMessages(_ kind: FrameKind) {
+        let error = #expect(throws: FrameError.self) { try Self.decode(Self.frame(kind, [:])) }
+        #expect(error == .unexpected(kind: kind, expecting: "a peer message"))
+    }
+
+    @Test("an error code too large for Int is clamped, not a crash")
+    func hugeErrorCode() throws {
+        let message = try Self.decode(Self.frame(.error, ["code": .integer(.max), "message": .string("m")]))
+        #expect(message == .error(code: Int(clamping: Int64.max), message: "m"))
+    }
+
+    @Test("unknown fields from a newer peer are ignored")
+    func unknownFieldsIgnored() throws {
+        var fields = Self.validHello
+        fields["capabilities"] = .array([.string("streams")])
+        #expect(try Self.decode(Self.frame(.hello, fields)) == .hello(PeerHello(versions: [1], agentID: "a", name: "n")))
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import HandoffAgent
+import XCTest
+
+/// What a command printed and how it ended.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Drives `scripts/lab`: simulated hosts in network namespaces, each with its own D-Bus,
+/// avahi-daemon and handoffd. Everything stays inside namespaces the lab created.
+final class LabDriver: @unchecked Sendable {
+    let name: String
+    let packageRoot: URL
+    let binDirectory: URL
+    let hosts: Int
+
+    init(hosts: Int) throws {
+        self.hosts = hosts
+        self.name = "it\(Int.random(in: 1000...9999))"
+        packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        if let dir = ProcessInfo.processInfo.environment["HANDOFF_BIN_DIR"] {
+            binDirectory = URL(fileURLWithPath: dir)
+        } else {
+            // The test bundle sits next to the executables in the build folder.
+            binDirectory = Bundle.main.bundleURL.deletingLastPathComponent()
+        }
+        guard getuid() == 0 else {
+            throw LabError("the integration tests build simulated hosts with network namespaces and need root; run them as root (scripts/test does)")
+        }
+        for tool in ["handoffd", "handoff"] where !FileManager.default.isExecutableFile(atPath: binDirectory.appendingPathComponent(tool).path) {
+            throw LabError("\(tool) not found in \(binDirectory.path); build first (swift build) or set HANDOFF_BIN_DIR")
+        }
+    }
+
+    var handoffd: String { binDirectory.appendingPathComponent("handoffd").path }
+    var handoffCLI: String { binDirectory.appendingPathComponent("handoff").path }
+
+    /// Runs a command and waits for it; output goes through temporary files (no pipe deadlock).
+    @discardableResult
+    func run(_ argv: [String], environment: [String: String] = [:]) throws -> CommandResult {
+        var env = ProcessInfo.processInfo.environment
+        env["HANDOFFD"] = handoffd
+        env.merge(environment) { $1 }
+        let outPath = NSTemporaryDirectory() + "lab-\(UUID().uuidString).out"
+        let errPath = NSTemporaryDirectory() + "lab-\(UUID().uuidString).err"
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        // posix_spawn + waitpid: Foundation's Process sometimes never notices a child's exit here.
+        let handle = try ChildProcess.spawn(argv, environment: env, stdout: .file(outPath), stderr: .file(errPath))
+        let status: Int32
+        switch ChildProcess.wait(handle) {
+        case .exited(let code): status = code
+        case .signalled(let signal): status = 128 + signal
+        default: status = -1
+        }
+        let outURL = URL(fileURLWithPath: outPath)
+        let errURL = URL(fileURLWithPath: errPath)
+        return CommandResult(
+            status: status,
+            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+
+    /// `scripts/lab --name NAME ARGS...`; throws if it fails.
+    @discardableResult
+    func lab(_ args: String...) throws -> CommandResult {
+        let result = try run([packageRoot.appendingPathComponent("scripts/lab").path, "--name", name] + args)
+        guard result.status == 0 else { throw LabError("lab \(args.joined(separator: " ")) failed (\(result.status)): \(result.stderr)\(result.stdout)") }
+        return result
+    }
+
+    /// Runs a command on a host.
+    @discardableResult
+    func exec(_ host: String, _ argv: [String]) throws -> CommandResult {
+        try run([packageRoot.appendingPathComponent("scripts/lab").path, "--name", name, "exec", host, "--"] + argv)
+    }
+
+    /// Runs the `handoff` CLI on a host.
+    @discardableResult
+    func handoff(_ host: String, _ args: String...) throws -> CommandResult {
+        try exec(host, [handoffCLI] + args)
+    }
+
+    /// The host's state directory.
+    func path(_ host: String) throws -> String {
+        try lab("path", host).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func up() throws { try lab("up", "\(hosts)") }
+    func down() { _ = try? lab("down") }
+
+    /// Writes a config for a host and (re)starts its agent with it.
+    func startAgent(_ host: String, config: [String: Any] = [:]) throws {
+        var full = config
+        let dir = try path(host)
+        full["name"] = host
+        full["socketPath"] = "\(dir)/handoff.sock"
+        let data = try JSONSerialization.data(withJSONObject: full, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let file = "\(dir)/test-config.json"
+        try data.write(to: URL(fileURLWithPath: file))
+        try lab("agent", "stop", host)
+        try lab("agent", "start", host, "--config", file)
+    }
+
+    func stopAgent(_ host: String) throws { try lab("agent", "stop", host) }
+    func killAgent(_ host: String) throws { try lab("agent", "kill", host) }
+
+    /// Polls `condition` every 50 ms until it holds or `timeout` passes; returns the time it took.
+    @discardableResult
+    func waitUntil(_ what: String, timeout: TimeInterval, _ condition: () throws -> Bool) throws -> TimeInterval {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if try condition() { return Date().timeIntervalSince(start) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw LabError("timed out after \(timeout) s waiting for \(what)")
+    }
+
+    /// `handoff list --json` on a host, parsed.
+    func offered(on host: String) throws -> [[String: Any]] {
+        let result = try handoff(host, "list", "--json")
+        guard result.status == 0, let data = result.stdout.data(using: .utf8),
+            let list = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { throw LabError("handoff list failed on \(host): \(result.stderr)") }
+        return list
+    }
+
+    /// Publishes on `host`, returns the activity ID.
+    func publish(_ host: String, _ args: String...) throws -> String {
+        let result = try exec(host, [handoffCLI, "publish", "--json"] + args)
+        guard result.status == 0, let data = result.stdout.data(using: .utf8),
+            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let id = object["id"] as? String
+        else { throw LabError("publish failed on \(host): \(result.status) \(result.stderr)\(result.stdout)") }
+        return id
+    }
+
+    /// Waits until `host` lists activity `id`; returns the time it took.
+    @discardableResult
+    func waitUntilListed(_ id: String, on host: String, timeout: TimeInterval = 5) throws -> TimeInterval {
+        try waitUntil("\(id) listed on \(host)", timeout: timeout) { try offered(on: host).contains { $0["id"] as? String == id } }
+    }
+
+    /// `handoff continue ID --json` on a host: the exit status and the parsed JSON.
+    func continueActivity(_ id: String, on host: String) throws -> (status: Int32, json: [String: Any]) {
+        let result = try handoff(host, "continue", id, "--json")
+        guard let data = result.stdout.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw LabError("continue printed no JSON (\(result.status)): \(result.stdout) \(result.stderr)")
+        }
+        return (result.status, object)
+    }
+}
+
+struct LabError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// The NSUserActivity error code in a `{"error": {...}}` response.
+    var errorCode: Int? { (self["error"] as? [String: Any])?["code"] as? Int }
+}

@@ -1,0 +1,245 @@
+import HandoffCore
+import HandoffTransport
+import NIOCore
+import NIOEmbedded
+import NIOTestUtils
+import Testing
+
+/// A deterministic byte pattern, so payloads differ from one another and from their neighbours.
+func patternBytes(_ count: Int, seed: UInt8) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+}
+
+/// The bytes of several frames back to back.
+func wireBytes(_ frames: [Frame]) -> [UInt8] { frames.flatMap(\.bytes) }
+
+@Suite("FrameDecoder and FrameEncoder")
+struct FrameCodecTests {
+    static let limits = FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 3072)
+    /// Smaller limits for the verifier, which feeds every byte separately ten times over.
+    static let verifierLimits = FrameLimits(maxFrameBytes: 1024, maxUserInfoBytes: 512)
+
+    /// A frame of every kind, with empty and non-empty payloads, including frames exactly at the
+    /// verifier's limits and payloads that look like headers.
+    static var sampleFrames: [Frame] {
+        let kinds: [FrameKind] = [.hello, .fetch, .activity, .userInfo, .error, .controlRequest, .controlResponse]
+        var frames: [Frame] = []
+        for (i, kind) in kinds.enumerated() {
+            frames.append(Frame(kind: kind, payload: []))
+            frames.append(Frame(kind: kind, payload: patternBytes(1 + i * 17, seed: UInt8(i))))
+        }
+        frames.append(Frame(kind: .userInfo, payload: patternBytes(verifierLimits.maxUserInfoBytes, seed: 7)))
+        frames.append(Frame(kind: .activity, payload: patternBytes(verifierLimits.maxFrameBytes, seed: 9)))
+        // Payloads that look like headers.
+        frames.append(Frame(kind: .error, payload: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF]))
+        frames.append(Frame(kind: .hello, payload: Frame(kind: .userInfo, payload: []).bytes))
+        return frames
+    }
+
+    /// Large frames: at the default 64 KiB frame limit, a 3 KiB userInfo, and a 1 MiB control frame.
+    static var largeFrames: [Frame] {
+        [
+            Frame(kind: .activity, payload: patternBytes(64 * 1024, seed: 1)),
+            Frame(kind: .userInfo, payload: patternBytes(3072, seed: 2)),
+            Frame(kind: .hello, payload: []),
+            Frame(kind: .controlRequest, payload: patternBytes(1 << 20, seed: 3)),
+            Frame(kind: .controlResponse, payload: []),
+        ]
+    }
+
+    @Test("decodes a stream of every kind of frame fed whole, byte by byte and in chunks")
+    func verifierAcceptsEveryKind() throws {
+        let allocator = ByteBufferAllocator()
+        let frames = Self.sampleFrames
+        var pairs: [(ByteBuffer, [Frame])] = frames.map { (allocator.buffer(bytes: $0.bytes), [$0]) }
+        // Several frames in one read.
+        let trio = Array(frames.prefix(3))
+        pairs.append((allocator.buffer(bytes: wireBytes(trio)), trio))
+        let empties = frames.filter(\.payload.isEmpty)
+        pairs.append((allocator.buffer(bytes: wireBytes(empties)), empties))
+        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder(limits: Self.verifierLimits) }
+    }
+
+    @Test("large frames decode fed whole and in chunks of several sizes", arguments: [Int.max, 1, 7, 1000, 4093, 65_536])
+    func largeFramesInChunks(chunkSize: Int) throws {
+        let limits = FrameLimits(maxFrameBytes: 1 << 20, maxUserInfoBytes: 3072)
+        let frames = Self.largeFrames
+        // Tiny chunks only through some of the frames: a megabyte a byte at a time is slow.
+        let expected = switch chunkSize {
+        case 1: Array(frames[1...2])
+        case ..<100: Array(frames.prefix(3))
+        default: frames
+        }
+        let bytes = wireBytes(expected)
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: limits)))
+        var decoded: [Frame] = []
+        var offset = 0
+        while offset < bytes.count {
+            let end = bytes.count - offset > chunkSize ? offset + chunkSize : bytes.count
+            try channel.writeInbound(channel.allocator.buffer(bytes: bytes[offset..<end]))
+            while let frame = try channel.readInbound(as: Frame.self) { decoded.append(frame) }
+            offset = end
+        }
+        #expect(decoded.count == expected.count)
+        #expect(decoded == expected)
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("frames split at every possible point decode the same")
+    func everySplitPoint() throws {
+        let frames = [Frame(kind: .hello, payload: [1, 2, 3]), Frame(kind: .userInfo, payload: []), Frame(kind: .fetch, payload: [9])]
+        let bytes = wireBytes(frames)
+        for split in 0...bytes.count {
+            let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+            try channel.writeInbound(channel.allocator.buffer(bytes: bytes[..<split]))
+            try channel.writeInbound(channel.allocator.buffer(bytes: bytes[split...]))
+            var decoded: [Frame] = []
+            while let frame = try channel.readInbound(as: Frame.self) { decoded.append(frame) }
+            #expect(decoded == frames, "split at \(split)")
+            #expect(try channel.finish().isClean)
+        }
+    }
+
+    // MARK: Refused headers
+
+    /// Feeds `bytes` to a decoder channel; returns the error the channel reports, and the frames
+    /// it passed on before that.
+    func decodeError(_ bytes: [UInt8], limits: FrameLimits = FrameCodecTests.limits) -> (error: (any Error)?, frames: [Frame]) {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: limits)))
+        var caught: (any Error)?
+        do { try channel.writeInbound(channel.allocator.buffer(bytes: bytes)) } catch { caught = error }
+        var frames: [Frame] = []
+        while let frame = try? channel.readInbound(as: Frame.self) { frames.append(frame) }
+        _ = try? channel.finish()
+        return (caught, frames)
+    }
+
+    @Test("a userInfo header declaring 4 GiB - 1 is refused after the 5 header bytes alone")
+    func userInfoMaxDeclaredRefusedFromHeader() {
+        let header: [UInt8] = [FrameKind.userInfo.rawValue, 0xFF, 0xFF, 0xFF, 0xFF]
+        let result = decodeError(header)
+        #expect(result.error as? FrameError == .userInfoTooLarge(declared: 4_294_967_295, limit: 3072))
+        #expect(result.frames.isEmpty)
+    }
+
+    @Test("a userInfo header one byte over the limit is refused before any payload arrives")
+    func userInfoLimitPlusOneRefused() throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        // Four header bytes: nothing is decided yet.
+        try channel.writeInbound(channel.allocator.buffer(bytes: [FrameKind.userInfo.rawValue, 0, 0, 0x0C]))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        // The fifth byte completes a header declaring 3073 bytes.
+        #expect(throws: FrameError.userInfoTooLarge(declared: 3073, limit: 3072)) {
+            try channel.writeInbound(channel.allocator.buffer(bytes: [0x01]))
+        }
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        _ = try? channel.finish()
+    }
+
+    @Test("the userInfo error says which limit was exceeded")
+    func userInfoErrorDescription() {
+        let error = FrameError.userInfoTooLarge(declared: 3073, limit: 3072)
+        #expect(error.description.contains("maxUserInfoBytes"))
+        #expect(error.description.contains("3073"))
+    }
+
+    @Test("a userInfo frame exactly at the limit passes")
+    func userInfoAtLimitPasses() throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let frame = Frame(kind: .userInfo, payload: patternBytes(3072, seed: 1))
+        try channel.writeInbound(channel.allocator.buffer(bytes: frame.bytes))
+        #expect(try channel.readInbound(as: Frame.self) == frame)
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("a non-userInfo frame over maxFrameBytes is refused; one at the limit passes")
+    func frameTooLarge() throws {
+        let limits = FrameLimits(maxFrameBytes: 100, maxUserInfoBytes: 3072)
+        let over = decodeError(FrameHeader(kind: .activity, length: 101).bytes, limits: limits)
+        #expect(over.error as? FrameError == .frameTooLarge(kind: .activity, declared: 101, limit: 100))
+
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: limits)))
+        let atLimit = Frame(kind: .activity, payload: patternBytes(100, seed: 2))
+        try channel.writeInbound(channel.allocator.buffer(bytes: atLimit.bytes))
+        #expect(try channel.readInbound(as: Frame.self) == atLimit)
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("the userInfo limit applies only to userInfo frames", arguments: [FrameKind.hello, .activity, .controlRequest])
+    func userInfoLimitOnlyForUserInfo(kind: FrameKind) throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let frame = Frame(kind: kind, payload: patternBytes(4000, seed: 4))
+        try channel.writeInbound(channel.allocator.buffer(bytes: frame.bytes))
+        #expect(try channel.readInbound(as: Frame.self) == frame)
+        #expect(try channel.finish().isClean)
+    }
+
+    @Test("an unknown kind is refused", arguments: [UInt8(0x00), 0x06, 0x1F, 0x22, 0x47, 0xFF])
+    func unknownKind(raw: UInt8) {
+        let result = decodeError([raw, 0, 0, 0, 0])
+        #expect(result.error as? FrameError == .unknownKind(raw))
+        #expect(result.frames.isEmpty)
+    }
+
+    @Test("frames before a refused header are still delivered, nothing after it")
+    func framesBeforeRefusal() {
+        let good = Frame(kind: .hello, payload: [1, 2, 3])
+        let later = Frame(kind: .fetch, payload: [4])
+        let bytes = good.bytes + [0x47, 0x45, 0x54, 0x20, 0x2F] + later.bytes
+        let result = decodeError(bytes)
+        #expect(result.error as? FrameError == .unknownKind(0x47))
+        #expect(result.frames == [good])
+    }
+
+    @Test("a truncated frame at end of input is not delivered")
+    func truncatedAtEOF() throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let frame = Frame(kind: .activity, payload: patternBytes(50, seed: 1))
+        try channel.writeInbound(channel.allocator.buffer(bytes: frame.bytes.dropLast()))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        _ = try? channel.finish()
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+    }
+
+    // MARK: Encoder
+
+    @Test("FrameEncoder writes exactly Frame.bytes")
+    func encoderMatchesFrameBytes() throws {
+        for frame in Self.sampleFrames {
+            let channel = EmbeddedChannel(handler: MessageToByteHandler(FrameEncoder()))
+            try channel.writeOutbound(frame)
+            var written: [UInt8] = []
+            while var buffer = try channel.readOutbound(as: ByteBuffer.self) {
+                written += buffer.readBytes(length: buffer.readableBytes) ?? []
+            }
+            #expect(written == frame.bytes, "\(frame.kind) of \(frame.payload.count) bytes")
+            #expect(try channel.finish().isClean)
+        }
+    }
+
+    @Test("the encoder's header is the kind then a big-endian length")
+    func encoderHeaderLayout() throws {
+        let channel = EmbeddedChannel(handler: MessageToByteHandler(FrameEncoder()))
+        try channel.writeOutbound(Frame(kind: .controlResponse, payload: patternBytes(0x0102, seed: 0)))
+        var buffer = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(buffer.readBytes(length: 5) == [0x21, 0x00, 0x00, 0x01, 0x02])
+        #expect(buffer.readableBytes == 0x0102)
+        _ = try channel.finish()
+    }
+
+    @Test("the codec in one pipeline round-trips every frame")
+    func codecRoundTrip() throws {
+        let sender = EmbeddedChannel()
+        try sender.pipeline.syncOperations.addFrameCodec(limits: Self.limits)
+        let receiver = EmbeddedChannel()
+        try receiver.pipeline.syncOperations.addFrameCodec(limits: Self.limits)
+        let frames = Self.sampleFrames
+        for frame in frames { try sender.writeOutbound(frame) }
+        while let buffer = try sender.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(buffer) }
+        var decoded: [Frame] = []
+        while let frame = try receiver.readInbound(as: Frame.self) { decoded.append(frame) }
+        #expect(decoded == frames)
+        _ = try sender.finish()
+        _ = try receiver.finish()
+    }
+}
