@@ -76,6 +76,7 @@ let package = Package(
         // Helpers for tests: a manual clock, an in-memory peer transport, the lab driver.
         .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),
 
+        .testTarget(name: "HandoffDiscoveryTests", dependencies: ["HandoffDiscovery"]),
         .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffTestSupport"]),
         .testTarget(
             name: "HandoffTransportTests",

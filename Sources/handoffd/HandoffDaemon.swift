@@ -76,13 +76,14 @@ struct HandoffDaemon: AsyncParsableCommand {
             "handoff.port": "\(port)", "handoff.socket": "\(configuration.socketPath)", "handoff.agentID": "\(agent.agentID)",
         ])
 
+        let sessionLogger = logger
         // ServiceGroup stops services in reverse order: the advertiser goes first, so peers get
         // the DNS-SD goodbye before anything else shuts down.
         let group = ServiceGroup(configuration: .init(
             services: [
                 .init(service: ExpiryService(agent: agent, clock: ContinuousClock())),
-                .init(service: ControlService(server: controlServer, agent: agent, logger: logger)),
-                .init(service: PeerListenerService(server: peerServer, agent: agent, logger: logger)),
+                .init(service: FrameServerService(server: controlServer, logger: logger) { try await ControlSession.serve($0, agent: agent) }),
+                .init(service: FrameServerService(server: peerServer, logger: logger) { try await PeerSession.serve($0, agent: agent, logger: sessionLogger) }),
                 .init(service: browser),
                 .init(service: DiscoveryService(browser: browser, agent: agent)),
                 .init(service: agent.advertiserService),

@@ -284,12 +284,12 @@ struct AgentTests {
     }
 }
 
-@Suite("ControlService.execute", .timeLimit(.minutes(1)))
-struct ControlServiceTests {
+@Suite("ControlSession.execute", .timeLimit(.minutes(1)))
+struct ControlSessionTests {
     func execute(_ command: String, _ body: [String: JSONValue] = [:], agent: Agent) async -> Result<JSONValue, HandoffError> {
         var members = body
         members["command"] = .string(command)
-        return await ControlService.execute(command, .object(members), agent: agent)
+        return await ControlSession.execute(command, .object(members), agent: agent)
     }
 
     @Test("publish then status, list, peers and resign")

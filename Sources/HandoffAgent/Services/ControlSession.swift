@@ -1,7 +1,5 @@
 import HandoffCore
 import HandoffTransport
-import Logging
-import ServiceLifecycle
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,31 +7,17 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Serves the local control socket (mode 0600) for the CLI and apps.
-public struct ControlService: Service {
-    let server: FrameServer
-    let agent: Agent
-    let logger: Logger
-
-    public init(server: FrameServer, agent: Agent, logger: Logger) {
-        self.server = server
-        self.agent = agent
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        let agent = self.agent
-        try await cancelWhenGracefulShutdown {
-            try await server.run(logger: logger) { connection in
-                for try await frame in connection.inbound {
-                    let result: Result<JSONValue, HandoffError>
-                    switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
-                    case .success(let (command, body)): result = await Self.execute(command, body, agent: agent)
-                    case .failure(let error): result = .failure(error)
-                    }
-                    try await connection.outbound.write(ControlProtocol.response(result))
-                }
+/// One connection on the local control socket (mode 0600): the CLI's or an app's requests,
+/// each answered with a result or a coded error.
+public enum ControlSession {
+    public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
+        for try await frame in connection.inbound {
+            let result: Result<JSONValue, HandoffError>
+            switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
+            case .success(let (command, body)): result = await execute(command, body, agent: agent)
+            case .failure(let error): result = .failure(error)
             }
+            try await connection.outbound.write(ControlProtocol.response(result))
         }
     }
 

@@ -1,7 +1,6 @@
 import HandoffCore
 import HandoffTransport
 import Logging
-import ServiceLifecycle
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,30 +8,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Answers peers' fetches on the TCP listener. Malformed input closes only that connection.
-public struct PeerListenerService: Service {
-    let server: FrameServer
-    let agent: Agent
-    let logger: Logger
-
-    public init(server: FrameServer, agent: Agent, logger: Logger) {
-        self.server = server
-        self.agent = agent
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        let agent = self.agent
-        let logger = self.logger
-        try await cancelWhenGracefulShutdown {
-            try await server.run(logger: logger) { connection in
-                try await Self.serve(connection, agent: agent, logger: logger)
-            }
-        }
-    }
-
+/// The source side of one peer connection: the handshake, then fetches answered from the
+/// agent's activities. Malformed input ends only this connection.
+public enum PeerSession {
     /// One peer connection: handshake, then fetches.
-    static func serve(_ connection: FrameServer.Connection, agent: Agent, logger: Logger) async throws {
+    public static func serve(_ connection: FrameServer.Connection, agent: Agent, logger: Logger) async throws {
         var machine = SourceSessionStateMachine(hello: agent.hello)
         let delay = agent.configuration.faults.payloadDelay
         let remote = connection.remoteAddress.map { "\($0)" } ?? "unknown"

@@ -1,0 +1,101 @@
+// Pure parts of HandoffDiscovery: backoff, renaming, TXT checks, which queried TXT record is current, instance bookkeeping. The DNS-SD calls themselves are exercised on simulated hosts by HandoffIntegrationTests.
+import Testing
+@testable import HandoffDiscovery
+
+@Test func backoffDoublesAndCaps() {
+    let backoff = DNSServiceBackoff()
+    #expect(backoff.delay(afterFailures: 0) == .zero)
+    #expect(backoff.delay(afterFailures: 1) == .milliseconds(250))
+    #expect(backoff.delay(afterFailures: 2) == .milliseconds(500))
+    #expect(backoff.delay(afterFailures: 3) == .seconds(1))
+    #expect(backoff.delay(afterFailures: 5) == .seconds(4))
+    #expect(backoff.delay(afterFailures: 6) == .seconds(5))
+    #expect(backoff.delay(afterFailures: 1000) == .seconds(5))
+    #expect(DNSServiceBackoff(initial: .seconds(2), maximum: .seconds(1)).maximum == .seconds(2))
+}
+
+@Test func alternativeNames() {
+    #expect(AlternativeServiceName.candidate("h1", attempt: 1) == "h1")
+    #expect(AlternativeServiceName.candidate("h1", attempt: 2) == "h1 #2")
+    let long = String(repeating: "é", count: 40)  // 80 bytes
+    let candidate = AlternativeServiceName.candidate(long, attempt: 12)
+    #expect(candidate.utf8.count <= 63)
+    #expect(candidate.hasSuffix(" #12"))
+}
+
+@Test func txtValidation() {
+    #expect(TXTRecordValidation.isWellFormed([]))
+    #expect(TXTRecordValidation.isWellFormed([0]))
+    #expect(TXTRecordValidation.isWellFormed([3, 0x61, 0x3d, 0x62, 1, 0x78]))
+    #expect(!TXTRecordValidation.isWellFormed([4, 0x61]))
+    #expect(!TXTRecordValidation.isWellFormed([UInt8](repeating: 0, count: 70000)))
+    #expect(TXTRecordValidation.publishable([]) == [0])
+}
+
+@Test func queriedTXTLiveUpdateWins() {
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    #expect(!records.hasAnswered)
+    records.add([1, 0x61], at: start)
+    #expect(records.current == [1, 0x61] && records.hasAnswered)
+    records.add([1, 0x62], at: start + .seconds(2))  // live update
+    #expect(records.current == [1, 0x62])
+    records.remove([1, 0x61])  // old one flushed
+    #expect(records.current == [1, 0x62])
+    records.remove([1, 0x62])  // goodbye: keep the last current
+    #expect(records.current == [1, 0x62])
+}
+
+@Test func queriedTXTCachedRecordsFirstDeliveredIsCurrent() {
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    records.add([1, 0x63], at: start)  // newest, Avahi delivers it first
+    records.add([1, 0x62], at: start)  // superseded, lingering in the cache
+    #expect(records.current == [1, 0x63])
+    records.remove([1, 0x62])
+    #expect(records.current == [1, 0x63])
+}
+
+@Test func queriedTXTWrongGuessIsCorrectedByRemoval() {
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    records.add([1, 0x61], at: start)
+    records.add([1, 0x62], at: start)
+    records.remove([1, 0x61])  // the guess was the stale one
+    #expect(records.current == [1, 0x62])
+}
+
+@Test func goodbyeDoesNotRevertToSupersededRecord() {
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    records.add([1, 0x61], at: start)
+    records.add([1, 0x62], at: start + .seconds(1))
+    records.remove([1, 0x62])  // goodbye of the current record first
+    #expect(records.current == [1, 0x62])
+}
+
+@Test func instanceSightingsAndAddresses() {
+    var instance = BrowsedInstance(instanceName: "h1", serviceType: "_handoff._tcp.", domain: "local.")
+    instance.addSighting(on: 3)
+    instance.addSighting(on: 2)
+    instance.addSighting(on: 2)
+    #expect(instance.preferredInterface == 2)
+    instance.removeSighting(on: 2)
+    #expect(instance.preferredInterface == 2)
+    instance.removeSighting(on: 2)
+    #expect(instance.preferredInterface == 3)
+    instance.addAddress("10.0.0.1")
+    instance.addAddress("10.0.0.1")
+    instance.addAddress("10.0.0.2")
+    instance.removeAddress("10.0.0.1")
+    #expect(instance.addresses == ["10.0.0.1", "10.0.0.2"])
+    instance.removeAddress("10.0.0.1")
+    #expect(instance.addresses == ["10.0.0.2"])
+}
+
+@Test func errorDescription() {
+    let error = DNSServiceError(code: -65537, operation: "DNSServiceBrowse")
+    #expect(error.description == "DNSServiceBrowse failed: Unknown (-65537)")
+    #expect(error.isRetryable)
+    #expect(!DNSServiceError(code: -65540, operation: "x").isRetryable)
+}
