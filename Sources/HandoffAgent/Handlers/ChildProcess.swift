@@ -1,7 +1,16 @@
 #if canImport(Glibc)
 import Glibc
+private typealias FileActions = posix_spawn_file_actions_t
+private typealias SpawnAttributes = posix_spawnattr_t
+private func makeFileActions() -> FileActions { FileActions() }
+private func makeSpawnAttributes() -> SpawnAttributes { SpawnAttributes() }
 #elseif canImport(Darwin)
 import Darwin
+// On Darwin these are opaque pointers that posix_spawn_*_init allocates.
+private typealias FileActions = posix_spawn_file_actions_t?
+private typealias SpawnAttributes = posix_spawnattr_t?
+private func makeFileActions() -> FileActions { nil }
+private func makeSpawnAttributes() -> SpawnAttributes { nil }
 #endif
 
 /// Starts programs with `posix_spawnp` and waits for them with `waitpid`: the primitive under
@@ -28,7 +37,7 @@ public enum ChildProcess {
     public static func spawn(_ argv: [String], environment: [String: String], stdin: Stream = .null,
                              stdout: Stream = .null, stderr: Stream = .null) throws(SpawnError) -> Handle {
         guard let program = argv.first, !program.isEmpty else { throw SpawnError(program: "", reason: "empty command") }
-        var actions = posix_spawn_file_actions_t()
+        var actions = makeFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for (fd, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
@@ -38,7 +47,7 @@ public enum ChildProcess {
             case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
             }
         }
-        var attributes = posix_spawnattr_t()
+        var attributes = makeSpawnAttributes()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         // Own process group; default signal dispositions and an empty mask in the child.

@@ -49,7 +49,9 @@ public struct CommandRunner: Sendable {
         fullEnvironment.merge(environment) { _, new in new }
         let handle: ChildProcess.Handle
         do {
-            handle = try ChildProcess.spawn(argv, environment: fullEnvironment, stdin: .descriptor(readEnd))
+            // The command's output joins the agent's standard error, i.e. its log.
+            handle = try ChildProcess.spawn(argv, environment: fullEnvironment, stdin: .descriptor(readEnd),
+                                            stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO))
         } catch {
             close(readEnd)
             close(writeEnd)
