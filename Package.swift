@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "handoff", targets: ["handoff"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
         .library(name: "HandoffDiscovery", targets: ["HandoffDiscovery"]),
+        .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
+        .library(name: "HandoffAgent", targets: ["HandoffAgent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
