@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "HandoffDiscovery", targets: ["HandoffDiscovery"]),
         .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
         .library(name: "HandoffAgent", targets: ["HandoffAgent"]),
+        .library(name: "HandoffKit", targets: ["HandoffKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -58,6 +59,8 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // The library apps link: UserActivity, HandoffApplication and their delegates.
+        .target(name: "HandoffKit", dependencies: ["HandoffCore", "HandoffTransport"]),
         .executableTarget(
             name: "handoffd",
             dependencies: [
@@ -79,6 +82,13 @@ let package = Package(
         .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),
 
         .testTarget(name: "HandoffDiscoveryTests", dependencies: ["HandoffDiscovery"]),
+        .testTarget(
+            name: "HandoffKitTests",
+            dependencies: [
+                "HandoffKit", "HandoffAgent", "HandoffDiscovery", "HandoffTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffTestSupport"]),
         .testTarget(
             name: "HandoffTransportTests",

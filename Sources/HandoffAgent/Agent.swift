@@ -29,6 +29,10 @@ public actor Agent {
     private var advertisedTXT: [UInt8]
     /// Continuations in flight, by activity ID, with the callers waiting for the same result.
     private var inFlight: [UUID: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
+    /// Apps connected to the control socket, by connection.
+    private var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
+    /// Events waiting for an app's reply, by reply ID, with the connection they went to.
+    private var pendingReplies: [UUID: (link: UUID, continuation: CheckedContinuation<JSONValue?, Never>)] = [:]
 
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
@@ -58,8 +62,8 @@ public actor Agent {
     // MARK: Local activities
 
     /// Makes an activity current on this host and advertises it. Returns its ID.
-    public func publish(_ activity: Activity) -> UUID {
-        store.publish(activity)
+    public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) -> UUID {
+        store.publish(activity, owner: owner)
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         refreshAdvertisement()
         return activity.id
@@ -73,6 +77,9 @@ public actor Agent {
         logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         refreshAdvertisement()
     }
+
+    /// The TXT record the agent advertises now.
+    public var advertisedTXTRecord: [UInt8] { advertisedTXT }
 
     /// Drops expired activities and updates the advertisement.
     public func expireActivities(now: Date = Date()) {
@@ -88,12 +95,118 @@ public actor Agent {
 
     private func refreshAdvertisement(now: Date = Date()) {
         let current = store.current(at: now).map {
-            ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title)
+            ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
         }
         let txt = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current).txtRecord
         guard txt != advertisedTXT else { return }
         advertisedTXT = txt
         advertiser.updateTXTRecord(txt)
+    }
+
+    // MARK: Apps
+
+    /// An app declared itself on a control connection.
+    public func registerApp(_ manifest: AppManifest, link: ControlLink) async {
+        await link.register(manifest)
+        apps[link.id] = (manifest, link)
+        logger.info("app registered", metadata: [
+            "handoff.app": "\(manifest.identity.bundleID)", "handoff.team": "\(manifest.identity.teamID)",
+            "handoff.types": "\(manifest.activityTypes.map(\.rawValue))",
+        ])
+    }
+
+    /// A control connection closed: its app is gone, its activities are resigned (as when an app
+    /// quits) and events waiting for its replies are answered with nothing.
+    public func controlConnectionClosed(_ link: ControlLink) {
+        if let app = apps.removeValue(forKey: link.id) {
+            logger.info("app disconnected", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
+        }
+        let resigned = store.resignAll(ownedBy: link.id)
+        if !resigned.isEmpty { refreshAdvertisement() }
+        for (id, pending) in pendingReplies where pending.link == link.id {
+            pendingReplies.removeValue(forKey: id)
+            pending.continuation.resume(returning: nil)
+        }
+    }
+
+    /// An app answered an event.
+    public func resolveReply(_ id: UUID, with result: JSONValue?) {
+        pendingReplies.removeValue(forKey: id)?.continuation.resume(returning: result)
+    }
+
+    /// Sends an event that needs an answer; nil when the app does not answer within `timeout`
+    /// or goes away.
+    func ask(_ link: ControlLink, event: String, _ fields: [String: JSONValue], timeout: Duration) async -> JSONValue? {
+        let replyID = UUID()
+        var body = fields
+        body["event"] = .string(event)
+        body["replyID"] = .string(replyID.uuidString)
+        let message = JSONValue.object(body)
+        return await withTaskGroup(of: Void.self) { group in
+            let reply = await withCheckedContinuation { (continuation: CheckedContinuation<JSONValue?, Never>) in
+                pendingReplies[replyID] = (link.id, continuation)
+                group.addTask {
+                    if await !link.send(message) { await self.resolveReply(replyID, with: nil) }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    await self.resolveReply(replyID, with: nil)
+                }
+            }
+            group.cancelAll()
+            return reply
+        }
+    }
+
+    /// Sends an event that needs no answer.
+    func tell(_ link: ControlLink, event: String, _ fields: [String: JSONValue]) async {
+        var body = fields
+        body["event"] = .string(event)
+        await link.send(.object(body))
+    }
+
+    /// The app that should continue an activity of `type` from `team`: it declares the type and
+    /// belongs to the same team.
+    func app(for type: ActivityType, fromTeam team: String?) -> (manifest: AppManifest, link: ControlLink)? {
+        apps.values.sorted { $0.manifest.identity.bundleID < $1.manifest.identity.bundleID }
+            .first { $0.manifest.accepts(type, fromTeam: team) }
+    }
+
+    // MARK: Serving peers
+
+    /// Prepares a held activity for a peer's fetch: when it needs saving and its app is connected,
+    /// the app gets `willSave` and must answer within `limits.fetchTimeout` (else 4610). Returns
+    /// nil when no such activity is held.
+    public func prepareForFetch(id: UUID) async -> Result<(Activity, AppIdentity?)?, HandoffError> {
+        guard let activity = store.activity(id: id) else { return .success(nil) }
+        let owner = store.owner(of: id)
+        guard activity.needsSave, let owner, let app = apps[owner.connectionID] else { return .success((activity, owner?.identity)) }
+        let timeout = configuration.limits.fetchTimeout
+        guard let reply = await ask(app.link, event: "willSave", ["activityID": .string(id.uuidString)], timeout: timeout),
+            let savedJSON = reply["activity"]
+        else {
+            return .failure(.remoteTimedOut(
+                "the app \(owner.identity.bundleID) on \(configuration.name) did not save the activity within \(timeout) (userActivityWillSave)"))
+        }
+        var saved: Activity
+        do { saved = try Activity(json: savedJSON, defaultID: id) } catch {
+            return .failure(.handoffFailed("the app \(owner.identity.bundleID) saved an invalid activity: \(error)"))
+        }
+        saved.id = id
+        saved.needsSave = false
+        guard store.update(saved) else { return .success(nil) }
+        refreshAdvertisement()
+        return .success((saved, owner.identity))
+    }
+
+    /// A peer continued one of our activities: its app gets `userActivityWasContinued`.
+    public func activityWasContinued(_ request: FetchRequest, by peer: String) async {
+        logger.info("activity was continued", metadata: ["handoff.id": "\(request.activityID)", "handoff.by": "\(peer)"])
+        guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else { return }
+        await tell(app.link, event: "wasContinued", [
+            "activityID": .string(request.activityID.uuidString), "continuationID": .string(request.continuationID.uuidString),
+            "peer": .string(peer),
+        ])
     }
 
     // MARK: Peers
@@ -136,7 +249,7 @@ public actor Agent {
     }
 
     private func performContinuation(id: UUID) async -> Result<JSONValue, HandoffError> {
-        guard let peer = directory.peer(offering: id) else {
+        guard let peer = directory.peer(offering: id), let offered = peer.advertisement.current else {
             if let gone = directory.departedPeer(offering: id) {
                 return .failure(.connectionUnavailable(
                     "\(gone.name), which offered activity \(id), has left the network (its agent stopped or its host went away). Continue it once \(gone.name) is back."))
@@ -146,31 +259,75 @@ public actor Agent {
         let request = FetchRequest(activityID: id, continuationID: UUID())
         var metadata: Logger.Metadata = ["handoff.peer": "\(peer.name)", "handoff.id": "\(id)", "handoff.continuation": "\(request.continuationID)"]
         logger.info("continuing activity", metadata: metadata)
-        let activity: Activity
-        switch await client.fetch(request, from: peer.endpoint, peerName: peer.name) {
+
+        // The app is chosen before the data arrives (willContinue), from the advertised type and team.
+        let app = app(for: offered.activityType, fromTeam: offered.teamID)
+        let continuation: [String: JSONValue] = [
+            "continuationID": .string(request.continuationID.uuidString),
+            "activityType": .string(offered.activityType.rawValue), "peer": .string(peer.name),
+        ]
+        if let app { await tell(app.link, event: "willContinue", continuation) }
+
+        let result = await fetchAndDeliver(request, from: peer, offered: offered, app: app)
+        switch result {
         case .failure(let error):
             metadata["handoff.error"] = "\(error.code.rawValue)"
             logger.info("continuation failed", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
-            return .failure(error)
-        case .success(let fetched): activity = fetched
+            if let app {
+                var fields = continuation
+                fields["error"] = ControlProtocol.errorJSON(error)
+                await tell(app.link, event: "didFail", fields)
+            }
+        case .success(let delivered):
+            logger.info("continuation delivered", metadata: metadata.merging(["handoff.by": "\(delivered["by"]?.stringValue ?? "?")"]) { $1 })
+            if let error = await client.notifyContinued(request, at: peer.endpoint) {
+                logger.info("could not tell the source it was continued", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
+            }
         }
+        return result
+    }
+
+    private func fetchAndDeliver(_ request: FetchRequest, from peer: PeerRecord, offered: ActivityAdvertisement.Current,
+                                 app: (manifest: AppManifest, link: ControlLink)?) async -> Result<JSONValue, HandoffError> {
+        let fetched: FetchedActivity
+        switch await client.fetchActivity(request, from: peer.endpoint, peerName: peer.name) {
+        case .failure(let error): return .failure(error)
+        case .success(let value): fetched = value
+        }
+        let activity = fetched.activity
         guard activity.isOffered(at: Date()) else {
             return .failure(.handoffFailed("activity \(activity.activityType) from \(peer.name) expired before it could be continued"))
         }
+        var response: [String: JSONValue] = [
+            "handled": .bool(true), "peer": .string(peer.name),
+            "continuationID": .string(request.continuationID.uuidString), "activity": activity.json,
+        ]
+        if let app {
+            // The advertisement chose the app; the activity itself must agree.
+            guard app.manifest.accepts(activity.activityType, fromTeam: fetched.source?.teamID) else {
+                return .failure(.handoffFailed("the activity from \(peer.name) does not match what it advertised (type or team); it was not delivered"))
+            }
+            var event: [String: JSONValue] = [
+                "continuationID": .string(request.continuationID.uuidString), "peer": .string(peer.name), "activity": activity.json,
+            ]
+            if let source = fetched.source { event["sourceApplication"] = .string(source.bundleID) }
+            let reply = await ask(app.link, event: "continue", event, timeout: configuration.limits.handlerTimeout)
+            guard let reply else {
+                return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
+            }
+            guard reply["handled"]?.boolValue == true else {
+                return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not continue the activity"))
+            }
+            response["by"] = .string("app")
+            response["app"] = .string(app.manifest.identity.bundleID)
+            return .success(.object(response))
+        }
         switch await dispatcher.deliver(activity, from: peer.name) {
-        case .failure(let error):
-            logger.info("continuation not handled", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
-            return .failure(error)
+        case .failure(let error): return .failure(error)
         case .success(let delivery):
-            logger.info("continuation delivered", metadata: metadata.merging(["handoff.by": "\(delivery.by)"]) { $1 })
-            return .success(.object([
-                "handled": .bool(true),
-                "by": .string(delivery.by),
-                "command": .array(delivery.command.map { .string($0) }),
-                "peer": .string(peer.name),
-                "continuationID": .string(request.continuationID.uuidString),
-                "activity": activity.json,
-            ]))
+            response["by"] = .string(delivery.by)
+            response["command"] = .array(delivery.command.map { .string($0) })
+            return .success(.object(response))
         }
     }
 
@@ -198,6 +355,7 @@ public actor Agent {
                 ])
             }),
             "peers": .integer(directory.all.count),
+            "apps": .array(apps.values.map { $0.manifest.json }),
         ])
     }
 

@@ -256,7 +256,8 @@ struct AgentTests {
 
         let received = try Activity(json: try JSONValue(parsing: try #require(dir.contents("in.json"))))
         #expect(PropertyListValue.dictionary(received.userInfo).isIdentical(to: .dictionary(offered.userInfo)))
-        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7200)])
+        // The fetch, then the `continued` notification that lets the source's app know.
+        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7200), PeerEndpoint(host: "127.0.0.1", port: 7200)])
     }
 
     @Test("continuing an activity with no handler and no URL is 4608 telling to add a handler")

@@ -7,22 +7,45 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One connection on the local control socket (mode 0600): the CLI's or an app's requests,
-/// each answered with a result or a coded error.
+/// One connection on the local control socket (mode 0600): the CLI's or an app's requests, each
+/// answered with a result or a coded error. Requests run concurrently and a response carries the
+/// request's `requestID`, so an app can answer the agent's events while a request is pending.
+/// After `registerApp` the connection also carries events to the app; when it closes, the app's
+/// activities are resigned.
 public enum ControlSession {
     public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
-        for try await frame in connection.inbound {
-            let result: Result<JSONValue, HandoffError>
-            switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
-            case .success(let (command, body)): result = await execute(command, body, agent: agent)
-            case .failure(let error): result = .failure(error)
+        let link = ControlLink(outbound: connection.outbound)
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await frame in connection.inbound {
+                    group.addTask {
+                        let result: Result<JSONValue, HandoffError>
+                        var requestID: JSONValue?
+                        switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
+                        case .success(let (command, body)):
+                            requestID = body["requestID"]
+                            result = await execute(command, body, agent: agent, link: link)
+                        case .failure(let error):
+                            result = .failure(error)
+                        }
+                        var response = ControlProtocol.responseJSON(result)
+                        if let requestID, case .object(var members) = response {
+                            members["requestID"] = requestID
+                            response = .object(members)
+                        }
+                        await link.send(response)
+                    }
+                }
             }
-            try await connection.outbound.write(ControlProtocol.response(result))
+        } catch {
+            await agent.controlConnectionClosed(link)
+            throw error
         }
+        await agent.controlConnectionClosed(link)
     }
 
     /// Runs one control command.
-    static func execute(_ command: String, _ body: JSONValue, agent: Agent) async -> Result<JSONValue, HandoffError> {
+    static func execute(_ command: String, _ body: JSONValue, agent: Agent, link: ControlLink? = nil) async -> Result<JSONValue, HandoffError> {
         switch command {
         case "status": return .success(await agent.statusJSON())
         case "peers": return .success(await agent.peersJSON())
@@ -36,7 +59,11 @@ public enum ControlSession {
             if activity.isExpired(at: Date()) {
                 return .failure(.handoffFailed("cannot publish: the activity's expirationDate has already passed"))
             }
-            let id = await agent.publish(activity)
+            var owner: ActivityStore.Owner?
+            if let link, let manifest = await link.manifest {
+                owner = ActivityStore.Owner(identity: manifest.identity, connectionID: link.id)
+            }
+            let id = await agent.publish(activity, owner: owner)
             return .success(.object(["id": .string(id.uuidString)]))
         case "resign":
             guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
@@ -49,8 +76,21 @@ public enum ControlSession {
                 return .failure(.handoffFailed("continue needs \"id\", an activity UUID as printed by `handoff list`"))
             }
             return await agent.continueActivity(id: id)
+        case "registerApp":
+            guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
+            let manifest: AppManifest
+            do { manifest = try AppManifest(json: body["app"] ?? .null) } catch { return .failure(.handoffFailed("registerApp: \(error)")) }
+            await agent.registerApp(manifest, link: link)
+            return .success(.object(["registered": .string(manifest.identity.bundleID)]))
+        case "reply":
+            guard let replyID = body["replyID"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
+                return .failure(.handoffFailed("reply needs \"replyID\" from the event it answers"))
+            }
+            await agent.resolveReply(replyID, with: body["result"] ?? .null)
+            return .success(.object([:]))
         default:
-            return .failure(.handoffFailed("unknown command \"\(command)\"; this agent knows status, peers, list, publish, resign and continue"))
+            return .failure(.handoffFailed(
+                "unknown command \"\(command)\"; this agent knows status, peers, list, publish, resign, continue, registerApp and reply"))
         }
     }
 }

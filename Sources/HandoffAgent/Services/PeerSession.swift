@@ -21,18 +21,25 @@ public enum PeerSession {
             case .send(let frames):
                 for frame in frames { try await connection.outbound.write(frame) }
             case .lookUp(let request):
-                let activity = await agent.lookUp(id: request.activityID)
+                let prepared = await agent.prepareForFetch(id: request.activityID)
                 if delay > .zero {
                     logger.info("fault: delaying payload", metadata: ["handoff.remote": "\(remote)", "handoff.delay": "\(delay)"])
                     try await Task.sleep(for: delay)
                 }
-                let action = machine.lookedUp(activity, request: request, now: Date())
+                let action: SourceSessionStateMachine.Action
+                switch prepared {
+                case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: Date())
+                case .failure(let error): action = machine.lookUpFailed(error)
+                }
                 guard case .send(let frames) = action else { return }
                 logger.info("serving fetch", metadata: [
                     "handoff.remote": "\(remote)", "handoff.id": "\(request.activityID)",
                     "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
                 ])
                 for frame in frames { try await connection.outbound.write(frame) }
+            case .notifyContinued(let request):
+                await agent.activityWasContinued(request, by: machine.peer?.name ?? remote)
+                return
             case .sendAndClose(let frames, let reason):
                 for frame in frames { try await connection.outbound.write(frame) }
                 logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])

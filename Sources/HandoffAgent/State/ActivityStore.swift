@@ -9,7 +9,19 @@ import Foundation
 /// The activities local apps have published, held until resigned or expired. Pure state: the
 /// agent owns one and advertises ``current(at:)`` with ``sequence``.
 public struct ActivityStore: Sendable {
+    /// The app that published an activity, and its control connection.
+    public struct Owner: Sendable, Hashable {
+        public var identity: AppIdentity
+        public var connectionID: UUID
+
+        public init(identity: AppIdentity, connectionID: UUID) {
+            self.identity = identity
+            self.connectionID = connectionID
+        }
+    }
+
     private var activities: [UUID: Activity] = [:]
+    private var owners: [UUID: Owner] = [:]
     /// Publication order, oldest first; the newest offered one is current.
     private var order: [UUID] = []
     /// Bumped on every change of the set, so peers can tell advertisements apart.
@@ -17,9 +29,11 @@ public struct ActivityStore: Sendable {
 
     public init() {}
 
-    /// Makes an activity current (replacing one with the same ID).
-    public mutating func publish(_ activity: Activity) {
+    /// Makes an activity current (replacing one with the same ID), published by `owner` (nil:
+    /// not by an app, e.g. the CLI).
+    public mutating func publish(_ activity: Activity, owner: Owner? = nil) {
         activities[activity.id] = activity
+        owners[activity.id] = owner
         order.removeAll { $0 == activity.id }
         order.append(activity.id)
         sequence += 1
@@ -29,6 +43,7 @@ public struct ActivityStore: Sendable {
     @discardableResult
     public mutating func resign(id: UUID) -> Activity? {
         guard let removed = activities.removeValue(forKey: id) else { return nil }
+        owners.removeValue(forKey: id)
         order.removeAll { $0 == id }
         sequence += 1
         return removed
@@ -36,6 +51,25 @@ public struct ActivityStore: Sendable {
 
     /// The activity with this ID, if held.
     public func activity(id: UUID) -> Activity? { activities[id] }
+
+    /// The app that published an activity.
+    public func owner(of id: UUID) -> Owner? { owners[id] }
+
+    /// Replaces a held activity's contents (after its app saved it), keeping its place and owner.
+    /// Returns false when the activity is no longer held.
+    @discardableResult
+    public mutating func update(_ activity: Activity) -> Bool {
+        guard activities[activity.id] != nil else { return false }
+        activities[activity.id] = activity
+        sequence += 1
+        return true
+    }
+
+    /// Resigns every activity published over a control connection (its app went away).
+    public mutating func resignAll(ownedBy connectionID: UUID) -> [Activity] {
+        let ids = owners.filter { $0.value.connectionID == connectionID }.map(\.key)
+        return ids.compactMap { resign(id: $0) }
+    }
 
     /// Every held activity, oldest first.
     public var all: [Activity] { order.compactMap { activities[$0] } }

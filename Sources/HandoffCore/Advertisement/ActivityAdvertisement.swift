@@ -8,7 +8,8 @@ import Foundation
 /// of its activity set, and its current activity (ID, type and title).
 ///
 /// TXT keys: `v` (protocol version), `id` (agent ID), `seq` (sequence number), and, when an
-/// activity is current, `aid` (activity ID), `type` and `title`. The title is truncated (on a
+/// activity is current, `aid` (activity ID), `type`, `title` and, when an app published it, `tid`
+/// (the app's team ID). The title is truncated (on a
 /// character boundary) so the whole record stays within ``maximumRecordSize``.
 public struct ActivityAdvertisement: Sendable, Hashable {
     /// The largest TXT record an agent publishes, in bytes.
@@ -19,11 +20,14 @@ public struct ActivityAdvertisement: Sendable, Hashable {
         public var id: UUID
         public var activityType: ActivityType
         public var title: String?
+        /// The team ID of the app that published it; nil when published without an app (CLI).
+        public var teamID: String?
 
-        public init(id: UUID, activityType: ActivityType, title: String?) {
+        public init(id: UUID, activityType: ActivityType, title: String?, teamID: String? = nil) {
             self.id = id
             self.activityType = activityType
             self.title = title
+            self.teamID = teamID
         }
     }
 
@@ -49,6 +53,7 @@ public struct ActivityAdvertisement: Sendable, Hashable {
         if let current {
             strings.append(Array("aid=\(current.id.uuidString)".utf8))
             strings.append(Array("type=\(current.activityType.rawValue)".utf8))
+            if let teamID = current.teamID { strings.append(Array("tid=\(teamID)".utf8)) }
         }
         var used = strings.reduce(0) { $0 + 1 + $1.count }
         if let title = current?.title {
@@ -96,7 +101,9 @@ public struct ActivityAdvertisement: Sendable, Hashable {
             guard let typeText = fields["type"], let type = ActivityType(rawValue: typeText) else {
                 throw .malformed("type is missing or not reverse-DNS")
             }
-            current = Current(id: aid, activityType: type, title: fields["title"])
+            let teamID = fields["tid"]
+            guard teamID.map({ !$0.isEmpty && $0.utf8.count <= 64 }) ?? true else { throw .malformed("tid is empty or too long") }
+            current = Current(id: aid, activityType: type, title: fields["title"], teamID: teamID)
         }
         self.init(protocolVersion: version, agentID: agentID, sequence: sequence, current: current)
     }

@@ -11,6 +11,13 @@ public struct ContinuationTimeouts: Sendable, Hashable {
     }
 }
 
+/// An activity as it arrived, with the app that published it.
+public struct FetchedActivity: Sendable, Hashable {
+    public var activity: Activity
+    /// The source app; nil when the activity was published without an app (for example by the CLI).
+    public var source: AppIdentity?
+}
+
 /// Fetches an activity from a source agent: drives a ``ContinuationStateMachine`` over any
 /// ``PeerConnector``, with deadlines measured on any `Clock` (a manual clock in tests).
 public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duration {
@@ -30,6 +37,11 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
 
     /// Fetches one activity. Returns the complete activity, or the coded error; never a part.
     public func fetch(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String) async -> Result<Activity, HandoffError> {
+        await fetchActivity(request, from: endpoint, peerName: peerName).map(\.activity)
+    }
+
+    /// Fetches one activity with the identity of the app that published it.
+    public func fetchActivity(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String) async -> Result<FetchedActivity, HandoffError> {
         var machine = ContinuationStateMachine(request: request, hello: hello, peerName: peerName)
         _ = machine.start()
 
@@ -38,33 +50,59 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         let connection: any FrameConnection
         switch await deadline(timeouts.connect, onTimeout: {}, { try await connector.connect(to: endpoint, limits: limits) }) {
         case .value(let c): connection = c
-        case .timedOut: return Self.result(machine.connectTimedOut(after: timeouts.connect))
-        case .failed(let error): return Self.result(machine.connectFailed("\(error)"))
+        case .timedOut: return .failure(Self.error(machine.connectTimedOut(after: timeouts.connect)))
+        case .failed(let error): return .failure(Self.error(machine.connectFailed("\(error)")))
         }
 
         guard case .send(let frames) = machine.connected() else { preconditionFailure("connected() must send") }
         let reader = machine
-        let outcome = await deadline(timeouts.fetch, onTimeout: { await connection.close() }) { () async throws -> ContinuationStateMachine.Action in
+        let outcome = await deadline(timeouts.fetch, onTimeout: { await connection.close() }) {
+            () async throws -> (ContinuationStateMachine.Action, AppIdentity?) in
             var machine = reader
-            do { try await connection.send(frames) } catch { return machine.receiveFailed(error) }
+            do { try await connection.send(frames) } catch { return (machine.receiveFailed(error), nil) }
             while true {
                 let action: ContinuationStateMachine.Action
                 do {
-                    guard let frame = try await connection.receive() else { return machine.closed() }
+                    guard let frame = try await connection.receive() else { return (machine.closed(), nil) }
                     action = machine.received(frame)
                 } catch {
-                    return machine.receiveFailed(error)
+                    return (machine.receiveFailed(error), nil)
                 }
                 if case .read = action { continue }
-                return action
+                return (action, machine.source)
             }
         }
         await connection.close()
         switch outcome {
-        case .value(let action): return Self.result(action)
-        case .timedOut: return Self.result(machine.fetchTimedOut(after: timeouts.fetch))
-        case .failed(let error): return Self.result(machine.receiveFailed(error))
+        case .value(let (action, source)): return Self.result(action).map { FetchedActivity(activity: $0, source: source) }
+        case .timedOut: return .failure(Self.error(machine.fetchTimedOut(after: timeouts.fetch)))
+        case .failed(let error): return .failure(Self.error(machine.receiveFailed(error)))
         }
+    }
+
+    /// Tells the source agent its activity was continued: a new connection carrying hello and a
+    /// `continued` frame. Best effort: the handoff already happened, so a failure is only logged.
+    public func notifyContinued(_ request: FetchRequest, at endpoint: PeerEndpoint) async -> HandoffError? {
+        let connector = self.connector
+        let limits = self.limits
+        let frames = [PeerMessage.hello(hello).frame, PeerMessage.continued(request).frame]
+        let outcome = await deadline(timeouts.connect, onTimeout: {}) { () async throws -> Void in
+            let connection = try await connector.connect(to: endpoint, limits: limits)
+            do { try await connection.send(frames) } catch { await connection.close(); throw error }
+            // Wait for the source to close after it has read the frame.
+            _ = try? await connection.receive()
+            await connection.close()
+        }
+        switch outcome {
+        case .value: return nil
+        case .timedOut: return .connectionUnavailable("no answer from the source agent within \(timeouts.connect.secondsText)")
+        case .failed(let error): return .connectionUnavailable("cannot tell the source agent: \(error)")
+        }
+    }
+
+    private static func error(_ action: ContinuationStateMachine.Action) -> HandoffError {
+        if case .fail(let code, let message) = action { return HandoffError(code, message) }
+        return .handoffFailed("internal error: the continuation ended in an unexpected state")
     }
 
     private static func result(_ action: ContinuationStateMachine.Action) -> Result<Activity, HandoffError> {

@@ -43,6 +43,8 @@ public struct ContinuationStateMachine: Sendable {
     }
 
     private var state: State = .idle
+    /// The app that published the activity, once the activity frame has arrived.
+    public private(set) var source: AppIdentity?
     private let request: FetchRequest
     private let hello: PeerHello
     private let peerName: String
@@ -94,8 +96,9 @@ public struct ContinuationStateMachine: Sendable {
             }
             state = .awaitingActivity
             return .read
-        case (.awaitingActivity, .activity(let activity)):
+        case (.awaitingActivity, .activity(let activity, let source)):
             guard activity.id == request.activityID else { return protocolViolation("sent activity \(activity.id), asked for \(request.activityID)") }
+            self.source = source
             state = .awaitingUserInfo(activity)
             return .read
         case (.awaitingUserInfo(var activity), .userInfo(let userInfo)):

@@ -10,8 +10,10 @@ public struct SourceSessionStateMachine: Sendable {
     public enum Action: Sendable, Equatable {
         /// Send these frames and keep reading.
         case send([Frame])
-        /// Look the activity up, then call ``lookedUp(_:request:now:)``.
+        /// Look the activity up, then call ``lookedUp(_:source:request:now:)``.
         case lookUp(FetchRequest)
+        /// The peer continued an activity of ours: tell its app; the peer closes next.
+        case notifyContinued(FetchRequest)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -56,13 +58,15 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready(let peer), .fetch(let request)):
             state = .lookingUp(peer: peer)
             return .lookUp(request)
+        case (.ready, .continued(let request)):
+            return .notifyContinued(request)
         default:
             return close("unexpected \(frame.kind) frame")
         }
     }
 
     /// The result of a lookup: the held activity, or nil when there is none by that ID.
-    public mutating func lookedUp(_ activity: Activity?, request: FetchRequest, now: Date) -> Action {
+    public mutating func lookedUp(_ activity: Activity?, source: AppIdentity? = nil, request: FetchRequest, now: Date) -> Action {
         guard case .lookingUp(let peer) = state else { return close("lookup finished in the wrong state") }
         state = .ready(peer: peer)
         guard let activity else {
@@ -76,7 +80,15 @@ public struct SourceSessionStateMachine: Sendable {
         }
         var fields = activity
         fields.userInfo = [:]
-        return .send([PeerMessage.activity(fields).frame, PeerMessage.userInfo(activity.transferredUserInfo).frame])
+        return .send([PeerMessage.activity(fields, source: source).frame, PeerMessage.userInfo(activity.transferredUserInfo).frame])
+    }
+
+    /// The activity could not be prepared (its app did not save it in time, say): answer the
+    /// fetch with the coded error and stay ready for more.
+    public mutating func lookUpFailed(_ error: HandoffError) -> Action {
+        guard case .lookingUp(let peer) = state else { return close("lookup failed in the wrong state") }
+        state = .ready(peer: peer)
+        return .send([PeerMessage.error(code: error.code.rawValue, message: error.message).frame])
     }
 
     /// A frame was refused or the connection failed.

@@ -3,7 +3,10 @@
 ///
 /// A request is `{"command": NAME, ...arguments}`. A response is `{"ok": RESULT}` or
 /// `{"error": {"code": 4608, "name": "userActivityHandoffFailed", "message": "..."}}`.
-/// Commands: `status`, `peers`, `list`, `publish` (`activity`), `resign` (`id`), `continue` (`id`).
+/// Commands: `status`, `peers`, `list`, `publish` (`activity`), `resign` (`id`), `continue` (`id`),
+/// and for apps `registerApp` (`app`: the manifest) and `reply` (`replyID`, `result`). A request
+/// may carry `requestID`, echoed in its response. After `registerApp` the agent also sends events,
+/// `{"event": NAME, ...}`, on the connection (docs/PROTOCOL.md lists them).
 public enum ControlProtocol {
     /// Frame limits on the control socket: local apps may publish large userInfo.
     public static let limits = FrameLimits(maxFrameBytes: 16 * 1024 * 1024, maxUserInfoBytes: 0)
@@ -17,12 +20,15 @@ public enum ControlProtocol {
 
     /// A response frame.
     public static func response(_ result: Result<JSONValue, HandoffError>) -> Frame {
-        let body: JSONValue
+        Frame(kind: .controlResponse, payload: Array(responseJSON(result).serialized.utf8))
+    }
+
+    /// A response body: `{"ok": ...}` or `{"error": {...}}`.
+    public static func responseJSON(_ result: Result<JSONValue, HandoffError>) -> JSONValue {
         switch result {
-        case .success(let value): body = .object(["ok": value])
-        case .failure(let error): body = .object(["error": errorJSON(error)])
+        case .success(let value): .object(["ok": value])
+        case .failure(let error): .object(["error": errorJSON(error)])
         }
-        return Frame(kind: .controlResponse, payload: Array(body.serialized.utf8))
     }
 
     /// The JSON form of an error: `{"code", "name", "message"}`.

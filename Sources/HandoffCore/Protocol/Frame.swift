@@ -13,13 +13,15 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let userInfo = FrameKind(rawValue: 0x04)
     /// Either side reports a failure with an NSUserActivity error code.
     public static let error = FrameKind(rawValue: 0x05)
+    /// Continuing agent tells the source its activity was continued (`userActivityWasContinued`).
+    public static let continued = FrameKind(rawValue: 0x06)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
     public static let controlResponse = FrameKind(rawValue: 0x21)
 
     /// Every kind a v1 decoder accepts.
-    public static let known: Set<FrameKind> = [.hello, .fetch, .activity, .userInfo, .error, .controlRequest, .controlResponse]
+    public static let known: Set<FrameKind> = [.hello, .fetch, .activity, .userInfo, .error, .continued, .controlRequest, .controlResponse]
 
     public var description: String {
         switch self {
@@ -28,6 +30,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .activity: "activity"
         case .userInfo: "userInfo"
         case .error: "error"
+        case .continued: "continued"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

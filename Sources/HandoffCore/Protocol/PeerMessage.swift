@@ -47,12 +47,14 @@ public struct FetchRequest: Sendable, Hashable {
 public enum PeerMessage: Sendable, Hashable {
     case hello(PeerHello)
     case fetch(FetchRequest)
-    /// The activity's fields without userInfo.
-    case activity(Activity)
+    /// The activity's fields without userInfo, and the app that published it (if any).
+    case activity(Activity, source: AppIdentity? = nil)
     /// The activity's userInfo (requiredUserInfoKeys already applied by the source).
     case userInfo(UserInfo)
     /// A failure with its code and message.
     case error(code: Int, message: String)
+    /// The continuing agent delivered the activity (sent on a new connection after hello).
+    case continued(FetchRequest)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -69,8 +71,17 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .fetch, payload: PropertyListBinaryCoding.encode([
                 "activityID": .uuid(f.activityID), "continuationID": .uuid(f.continuationID),
             ]))
-        case .activity(let a):
-            return Frame(kind: .activity, payload: PropertyListBinaryCoding.encode(a.propertyList(includingUserInfo: false)))
+        case .activity(let a, let source):
+            var fields = a.propertyList(includingUserInfo: false)
+            if let source {
+                fields["sourceBundleID"] = .string(source.bundleID)
+                fields["sourceTeamID"] = .string(source.teamID)
+            }
+            return Frame(kind: .activity, payload: PropertyListBinaryCoding.encode(fields))
+        case .continued(let f):
+            return Frame(kind: .continued, payload: PropertyListBinaryCoding.encode([
+                "activityID": .uuid(f.activityID), "continuationID": .uuid(f.continuationID),
+            ]))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -98,13 +109,18 @@ public enum PeerMessage: Sendable, Hashable {
                 versions.append(Int(i))
             }
             self = .hello(PeerHello(versions: versions, agentID: agentID, name: name))
-        case .fetch:
+        case .fetch, .continued:
             guard case .uuid(let activityID)? = fields["activityID"], case .uuid(let continuationID)? = fields["continuationID"] else {
                 throw malformed("missing activityID or continuationID")
             }
-            self = .fetch(FetchRequest(activityID: activityID, continuationID: continuationID))
+            let request = FetchRequest(activityID: activityID, continuationID: continuationID)
+            self = kind == .fetch ? .fetch(request) : .continued(request)
         case .activity:
-            do { self = .activity(try Activity(propertyList: fields)) } catch { throw malformed(error.description) }
+            var source: AppIdentity?
+            if case .string(let bundleID)? = fields["sourceBundleID"], case .string(let teamID)? = fields["sourceTeamID"] {
+                source = AppIdentity(bundleID: bundleID, teamID: teamID)
+            }
+            do { self = .activity(try Activity(propertyList: fields), source: source) } catch { throw malformed(error.description) }
         case .userInfo:
             self = .userInfo(fields)
         case .error:

@@ -89,6 +89,8 @@ public struct FrameServer: Sendable {
                             try await client.executeThenClose { clientInbound, clientOutbound in
                                 try await handler(Connection(inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote))
                             }
+                        } catch is CancellationError {
+                            // Shutting down: not worth a log line per connection.
                         } catch {
                             logger.info("closed connection after an error", metadata: [
                                 "handoff.listener": "\(address)", "handoff.remote": "\(remote.map { "\($0)" } ?? "local")",

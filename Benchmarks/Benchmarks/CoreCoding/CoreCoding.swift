@@ -1,0 +1,83 @@
+// Micro benchmarks of HandoffCore's pure coding paths: frames (Frame.bytes, FrameParser), the
+// binary property-list userInfo coding, and the DNS-SD TXT record (ActivityAdvertisement).
+//
+// Each benchmark iteration is one operation, so mallocCountTotal reads as "mallocs per op".
+
+import Benchmark
+import BenchSupport
+import HandoffCore
+
+/// Tolerances for `swift package benchmark thresholds check` (compared at p90 with the files in
+/// Thresholds/). Malloc counts are deterministic and must not grow at all; times are noisy on a
+/// shared 2-core machine, so only a large regression (over 50 %) fails.
+let coreThresholds: [BenchmarkMetric: BenchmarkThresholds] = [
+    .wallClock: .init(relative: [.p90: 50.0]),
+    .throughput: .init(relative: [.p90: 50.0]),
+    .mallocCountTotal: .init(absolute: [.p90: 0]),
+]
+
+let coreConfiguration = Benchmark.Configuration(
+    metrics: [.wallClock, .mallocCountTotal, .throughput],
+    warmupIterations: 100,
+    maxDuration: .seconds(1),
+    maxIterations: 100_000,
+    thresholds: coreThresholds
+)
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = coreConfiguration
+
+    let userInfo = Fixtures.userInfo()
+    let userInfoBytes = PropertyListBinaryCoding.encode(userInfo)
+    let userInfoFrame = Frame(kind: .userInfo, payload: userInfoBytes)
+    let userInfoFrameBytes = userInfoFrame.bytes
+    let limits = FrameLimits(maxUserInfoBytes: 3072)
+    precondition(userInfoBytes.count <= 3072 && userInfoBytes.count > 2900, "fixture must be ~3 KB: \(userInfoBytes.count)")
+
+    // MARK: Frames
+
+    Benchmark("Frame.bytes encode (3 KB userInfo frame)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(userInfoFrame.bytes)
+        }
+    }
+
+    Benchmark("FrameParser decode (3 KB userInfo frame)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            var parser = FrameParser(limits: limits)
+            parser.append(userInfoFrameBytes)
+            blackHole(try parser.next())
+        }
+    }
+
+    // MARK: userInfo (PropertyListBinaryCoding)
+
+    Benchmark("userInfo encode (3 KB, mixed types)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(PropertyListBinaryCoding.encode(userInfo))
+        }
+    }
+
+    Benchmark("userInfo decode (3 KB, mixed types)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try PropertyListBinaryCoding.decodeUserInfo(userInfoBytes))
+        }
+    }
+
+    // MARK: TXT record (ActivityAdvertisement)
+
+    let advertisement = Fixtures.advertisement()
+    let txt = advertisement.txtRecord
+
+    Benchmark("TXT build (current activity, 40-char title)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(advertisement.txtRecord)
+        }
+    }
+
+    Benchmark("TXT parse (current activity, 40-char title)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try ActivityAdvertisement(txtRecord: txt))
+        }
+    }
+}

@@ -1,0 +1,496 @@
+// handoff-bench: the client of the macro benchmarks (scripts/bench). Each command prints one JSON
+// line: {"samples_us": [...], "errors": N, ...}; scripts/bench computes the percentiles.
+//
+//   publish   --socket S [--bytes 3000] [--title T]             publish an activity, print its ID
+//   continue  [--socket S] --id ID --count N [--warmup W]       continue over the control socket
+//   fetch     --host H --port P --id ID --count N [--concurrency C] [--warmup W]
+//                                                               fetch from a peer port, like an agent
+//   spawn     --count N [--warmup W]                            run the handler `true` (CommandRunner)
+//   ref-serve --port P [--request-bytes R --response-bytes B]   bare NIO TCP server (reference)
+//   ref-ping  --host H --port P --count N [--concurrency C] [--warmup W] [--request-bytes R --response-bytes B]
+//   exchange-sizes                                              the bytes of one fetch exchange
+//   visible   --publish-socket S1 --watch-socket S2 --count N [--gap-ms G] [--poll-ms 5]
+//   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
+//   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
+//   scale     --sockets S1,S2,... --expect N --t0 NS [--poll-ms 20] [--timeout S]
+//
+// Socket paths default to $HANDOFF_SOCKET (set by `scripts/lab exec hK`).
+
+import BenchSupport
+import HandoffAgent
+import HandoffCore
+import HandoffTransport
+import NIOCore
+import NIOPosix
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+let environmentSocket = ProcessInfo.processInfo.environment["HANDOFF_SOCKET"]
+let benchHello = PeerHello(agentID: "b3ac4b3ac4b3ac4b3ac4b3ac4b3ac4b3", name: "handoff-bench")
+
+// MARK: - publish / continue
+
+func publish(socket: String, bytes: Int, title: String) throws -> String {
+    let connection = try ControlConnection(path: socket)
+    let activity = Fixtures.activity(title: title, userInfoBytes: bytes)
+    let result = try connection.call("publish", ["activity": activity.json])
+    guard let id = result["id"]?.stringValue else { throw BenchError("publish returned no id") }
+    return id
+}
+
+func runContinue(socket: String, id: String, count: Int, warmup: Int) throws -> Samples {
+    var out = Samples()
+    let connection = try ControlConnection(path: socket)
+    let clock = ContinuousClock()
+    for i in 0..<(warmup + count) {
+        let start = clock.now
+        do {
+            let result = try connection.call("continue", ["id": .string(id)])
+            guard result["handled"]?.boolValue == true else { throw BenchError("not handled: \(result.serialized)") }
+            if i >= warmup { out.samples.append((clock.now - start).microseconds) }
+        } catch {
+            if i >= warmup { out.fail("\(error)") }
+        }
+    }
+    return out
+}
+
+// MARK: - fetch (the agent-to-agent path)
+
+func runFetch(host: String, port: Int, id: UUID, count: Int, concurrency: Int, warmup: Int) async -> Samples {
+    let connector = TCPPeerConnector(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2))
+    let client = ContinuationClient(
+        connector: connector, clock: ContinuousClock(), hello: benchHello, limits: FrameLimits(maxUserInfoBytes: 3072),
+        timeouts: ContinuationTimeouts(connect: .seconds(2), fetch: .seconds(5)))
+    let endpoint = PeerEndpoint(host: host, port: port)
+    // Warm-up: sequential.
+    for _ in 0..<warmup {
+        _ = await client.fetch(FetchRequest(activityID: id, continuationID: UUID()), from: endpoint, peerName: "source")
+    }
+    let clock = ContinuousClock()
+    let began = clock.now
+    var out = await runConcurrently(count: count, concurrency: concurrency) {
+        let start = clock.now
+        let result = await client.fetch(FetchRequest(activityID: id, continuationID: UUID()), from: endpoint, peerName: "source")
+        switch result {
+        case .success(let activity):
+            return activity.userInfo.isEmpty ? .failure(BenchError("empty userInfo")) : .success(clock.now - start)
+        case .failure(let error): return .failure(BenchError("\(error.code.rawValue): \(error.message)"))
+        }
+    }
+    out.extra["total_ms"] = .double((clock.now - began).microseconds / 1000)
+    return out
+}
+
+/// Runs `count` operations with at most `concurrency` in flight; each returns its latency.
+func runConcurrently(
+    count: Int, concurrency: Int, _ operation: @escaping @Sendable () async -> Result<Duration, BenchError>
+) async -> Samples {
+    var out = Samples()
+    await withTaskGroup(of: Result<Duration, BenchError>.self) { group in
+        var launched = 0
+        while launched < min(concurrency, count) {
+            group.addTask(operation: operation)
+            launched += 1
+        }
+        for await result in group {
+            switch result {
+            case .success(let latency): out.samples.append(latency.microseconds)
+            case .failure(let error): out.fail(error.description)
+            }
+            if launched < count {
+                group.addTask(operation: operation)
+                launched += 1
+            }
+        }
+    }
+    return out
+}
+
+// MARK: - spawn (the handler's cost)
+
+func runSpawn(count: Int, warmup: Int) async -> Samples {
+    var out = Samples()
+    let runner = CommandRunner()
+    let activity = Fixtures.activity()
+    let input = Array((activity.json.serialized + "\n").utf8)
+    let environment = [
+        "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue, "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
+        "HANDOFF_PEER": "h1",
+    ]
+    let clock = ContinuousClock()
+    for i in 0..<(warmup + count) {
+        let start = clock.now
+        let outcome = await runner.run(["true"], input: input, environment: environment, timeout: .seconds(30))
+        guard i >= warmup else { continue }
+        if outcome.succeeded { out.samples.append((clock.now - start).microseconds) } else { out.fail(outcome.description) }
+    }
+    return out
+}
+
+// MARK: - The bare TCP reference (SwiftNIO both sides, like the agents, no handoff logic)
+
+/// The bytes of one fetch exchange: what the continuing agent sends (hello + fetch) and what the
+/// source answers (hello + activity + userInfo), for the fixture activity.
+func exchangeSizes() -> (request: Int, response: Int) {
+    let activity = Fixtures.activity()
+    let request = FetchRequest(activityID: activity.id, continuationID: UUID())
+    let sent = PeerMessage.hello(benchHello).frame.bytes.count + PeerMessage.fetch(request).frame.bytes.count
+    let answered = PeerMessage.hello(benchHello).frame.bytes.count + PeerMessage.activity(activity).frame.bytes.count
+        + PeerMessage.userInfo(activity.userInfo).frame.bytes.count
+    return (sent, answered)
+}
+
+/// Answers every `requestBytes` received with `response`.
+final class ReferenceServerHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let requestBytes: Int
+    let response: ByteBuffer
+    var pending = 0
+
+    init(requestBytes: Int, response: ByteBuffer) {
+        self.requestBytes = requestBytes
+        self.response = response
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        pending += unwrapInboundIn(data).readableBytes
+        while pending >= requestBytes {
+            pending -= requestBytes
+            context.writeAndFlush(wrapOutboundOut(response), promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+}
+
+func referenceServe(port: Int, requestBytes: Int, responseBytes: Int) async throws {
+    var response = ByteBufferAllocator().buffer(capacity: responseBytes)
+    response.writeBytes(Fixtures.payload(responseBytes))
+    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .serverChannelOption(.backlog, value: 256)
+        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { [response] channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(ReferenceServerHandler(requestBytes: requestBytes, response: response))
+            }
+        }
+        .bind(host: "0.0.0.0", port: port).get()
+    print("{\"listening\": \(channel.localAddress?.port ?? port)}")
+    fflush(stdout)
+    try await channel.closeFuture.get()
+}
+
+/// One request/response on a new connection, as an agent's fetch does it.
+func referenceExchange(host: String, port: Int, request: ByteBuffer, responseBytes: Int) async throws {
+    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connectTimeout(.seconds(2))
+        .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        .connect(host: host, port: port) { channel in
+            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+        }
+    try await channel.executeThenClose { inbound, outbound in
+        try await outbound.write(request)
+        var received = 0
+        for try await buffer in inbound {
+            received += buffer.readableBytes
+            if received >= responseBytes { return }
+        }
+        throw BenchError("connection closed after \(received) of \(responseBytes) bytes")
+    }
+}
+
+func referencePing(host: String, port: Int, count: Int, concurrency: Int, warmup: Int, requestBytes: Int, responseBytes: Int) async -> Samples {
+    var request = ByteBufferAllocator().buffer(capacity: requestBytes)
+    request.writeBytes(Fixtures.payload(requestBytes))
+    let message = request
+    for _ in 0..<warmup { try? await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes) }
+    let clock = ContinuousClock()
+    let began = clock.now
+    var out = await runConcurrently(count: count, concurrency: concurrency) {
+        let start = clock.now
+        do {
+            try await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes)
+            return .success(clock.now - start)
+        } catch {
+            return .failure(BenchError("\(error)"))
+        }
+    }
+    out.extra["total_ms"] = .double((clock.now - began).microseconds / 1000)
+    return out
+}
+
+// MARK: - visible: an activity change on h1 until h2 lists it
+
+func listContains(_ connection: ControlConnection, _ id: String) throws -> Bool {
+    guard let items = try connection.call("list").arrayValue else { return false }
+    return items.contains { $0["id"]?.stringValue?.caseInsensitiveCompare(id) == .orderedSame }
+}
+
+func runVisible(publishSocket: String, watchSocket: String, count: Int, gapMs: Int, pollMs: Int, timeoutMs: Int) throws -> Samples {
+    var out = Samples()
+    let publisher = try ControlConnection(path: publishSocket)
+    let watcher = try ControlConnection(path: watchSocket)
+    let clock = ContinuousClock()
+    for i in 0..<count {
+        let activity = Fixtures.activity(title: "Change \(i)")
+        let start = clock.now
+        let id: String
+        do {
+            guard let published = try publisher.call("publish", ["activity": activity.json])["id"]?.stringValue else {
+                throw BenchError("publish returned no id")
+            }
+            id = published
+        } catch {
+            out.fail("publish: \(error)")
+            continue
+        }
+        var seen = false
+        while (clock.now - start).microseconds < Double(timeoutMs) * 1000 {
+            if (try? listContains(watcher, id)) == true { seen = true; break }
+            sleepMilliseconds(pollMs)
+        }
+        if seen { out.samples.append((clock.now - start).microseconds) } else { out.fail("change \(i) not visible within \(timeoutMs) ms") }
+        sleepMilliseconds(gapMs)
+    }
+    return out
+}
+
+// MARK: - discover: start an agent, until a peer lists it
+
+func peerNames(_ socket: String) -> Set<String>? {
+    guard let connection = connectControl(socket), let peers = try? connection.call("peers").arrayValue else { return nil }
+    return Set(peers.compactMap { $0["name"]?.stringValue })
+}
+
+func runDiscover(watchSocket: String, name: String, start: String, count: Int, pollMs: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
+    var out = Samples()
+    var goodbye: [Double] = []
+    let clock = ContinuousClock()
+    for i in 0..<count {
+        // Wait until the peer is not listed (a previous run's goodbye).
+        let idle = clock.now
+        while peerNames(watchSocket)?.contains(name) != false, (clock.now - idle).microseconds < Double(timeoutMs) * 1000 {
+            sleepMilliseconds(pollMs)
+        }
+        let began = clock.now
+        let pid = try spawnShell(start)
+        var seen = false
+        while (clock.now - began).microseconds < Double(timeoutMs) * 1000 {
+            if peerNames(watchSocket)?.contains(name) == true { seen = true; break }
+            sleepMilliseconds(pollMs)
+        }
+        if seen { out.samples.append((clock.now - began).microseconds) } else { out.fail("start \(i): \(name) not listed within \(timeoutMs) ms") }
+        let stopAt = clock.now
+        stopProcess(pid)
+        while peerNames(watchSocket)?.contains(name) == true, (clock.now - stopAt).microseconds < Double(timeoutMs) * 1000 {
+            sleepMilliseconds(pollMs)
+        }
+        goodbye.append((clock.now - stopAt).microseconds)
+        sleepMilliseconds(settleMs)
+    }
+    out.extra["goodbye_us"] = .array(goodbye.map { .double($0.rounded()) })
+    return out
+}
+
+/// Lines of a child process's standard output, read on a thread.
+final class LineReader: Sendable {
+    let lines = Mutex<[String]>([])
+    let pid: pid_t
+
+    init(command: String) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BenchError("pipe") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        var pid: pid_t = 0
+        let argv = ["/bin/sh", "-c", "exec " + command]
+        let cArgs = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        let status = posix_spawn(&pid, "/bin/sh", &actions, nil, cArgs, environ)
+        posix_spawn_file_actions_destroy(&actions)
+        close(fds[1])
+        guard status == 0 else { throw BenchError("posix_spawn: \(status)") }
+        self.pid = pid
+        let readFD = fds[0]
+        let thread = Thread { [lines] in
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress!, 4096) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                buffer += chunk[0..<n]
+                while let newline = buffer.firstIndex(of: 10) {
+                    let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                    buffer.removeSubrange(...newline)
+                    lines.withLock { $0.append(line) }
+                }
+            }
+            close(readFD)
+        }
+        thread.start()
+    }
+
+    /// Waits for a line starting with `prefix` after line index `from`; returns it and its index.
+    func wait(prefix: String, from: Int, timeoutMs: Int) -> (String, Int)? {
+        var waited = 0
+        while waited <= timeoutMs {
+            let found = lines.withLock { lines -> (String, Int)? in
+                for i in from..<lines.count where lines[i].hasPrefix(prefix) { return (lines[i], i) }
+                return nil
+            }
+            if let found { return found }
+            sleepMilliseconds(1)
+            waited += 1
+        }
+        return nil
+    }
+
+    var count: Int { lines.withLock { $0.count } }
+}
+
+/// The same loop with bare dns_sd: `start` registers NAME (dnssd-ref register), the watcher
+/// (dnssd-ref watch, already running in the other host) reports "seen NAME <ns>".
+func runDiscoverReference(watchCommand: String, name: String, start: String, count: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
+    var out = Samples()
+    var goodbye: [Double] = []
+    let watcher = try LineReader(command: watchCommand)
+    defer { stopProcess(watcher.pid) }
+    guard watcher.wait(prefix: "watching", from: 0, timeoutMs: 10_000) != nil else { throw BenchError("the reference watcher did not start") }
+    sleepMilliseconds(500)
+    for i in 0..<count {
+        let from = watcher.count
+        let began = realtimeNanoseconds()
+        let pid = try spawnShell(start)
+        if let (line, index) = watcher.wait(prefix: "seen \(name) ", from: from, timeoutMs: timeoutMs),
+            let ns = Int64(line.split(separator: " ").last ?? "")
+        {
+            out.samples.append(Double(ns - began) / 1000)
+            let stopAt = realtimeNanoseconds()
+            stopProcess(pid)
+            if let (gone, _) = watcher.wait(prefix: "gone \(name) ", from: index, timeoutMs: timeoutMs),
+                let goneNs = Int64(gone.split(separator: " ").last ?? "")
+            {
+                goodbye.append(Double(goneNs - stopAt) / 1000)
+            }
+        } else {
+            out.fail("start \(i): \(name) not seen within \(timeoutMs) ms")
+            stopProcess(pid)
+        }
+        sleepMilliseconds(settleMs)
+    }
+    out.extra["goodbye_us"] = .array(goodbye.map { .double($0.rounded()) })
+    return out
+}
+
+// MARK: - scale: until every agent lists every other
+
+func runScale(sockets: [String], expect: Int, t0: Int64, pollMs: Int, timeoutMs: Int) -> Samples {
+    var out = Samples()
+    var doneAt: [Int64?] = Array(repeating: nil, count: sockets.count)
+    var connections: [ControlConnection?] = Array(repeating: nil, count: sockets.count)
+    while doneAt.contains(where: { $0 == nil }), realtimeNanoseconds() - t0 < Int64(timeoutMs) * 1_000_000 {
+        for (i, socket) in sockets.enumerated() where doneAt[i] == nil {
+            if connections[i] == nil { connections[i] = connectControl(socket) }
+            guard let connection = connections[i] else { continue }
+            do {
+                let names = Set((try connection.call("peers").arrayValue ?? []).compactMap { $0["name"]?.stringValue })
+                if names.count >= expect { doneAt[i] = realtimeNanoseconds() }
+            } catch {
+                connections[i] = nil
+            }
+        }
+        sleepMilliseconds(pollMs)
+    }
+    for (i, done) in doneAt.enumerated() {
+        if let done { out.samples.append(Double(done - t0) / 1000) } else { out.fail("\(sockets[i]): fewer than \(expect) peers within \(timeoutMs) ms") }
+    }
+    return out
+}
+
+// MARK: - main
+
+func run() async throws {
+    let argv = CommandLine.arguments
+    guard argv.count >= 2 else { throw BenchError("usage: handoff-bench COMMAND [OPTIONS] (see the source's header)") }
+    let args = try Arguments(argv.dropFirst(2))
+    func socket(_ key: String = "socket") throws -> String { try args.string(key, default: environmentSocket) }
+    switch argv[1] {
+    case "publish":
+        print(try publish(socket: socket(), bytes: args.int("bytes", default: 3000), title: args.string("title", default: "Benchmark activity")))
+    case "continue":
+        try runContinue(socket: socket(), id: args.string("id"), count: args.int("count"), warmup: args.int("warmup", default: 20)).printJSON()
+    case "fetch":
+        guard let id = UUID(uuidString: try args.string("id")) else { throw BenchError("--id must be a UUID") }
+        await runFetch(
+            host: try args.string("host"), port: try args.int("port"), id: id, count: try args.int("count"),
+            concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20)
+        ).printJSON()
+    case "spawn":
+        await runSpawn(count: try args.int("count"), warmup: try args.int("warmup", default: 20)).printJSON()
+    case "exchange-sizes":
+        let sizes = exchangeSizes()
+        print("{\"request_bytes\": \(sizes.request), \"response_bytes\": \(sizes.response)}")
+    case "ref-serve":
+        let sizes = exchangeSizes()
+        try await referenceServe(
+            port: try args.int("port"), requestBytes: try args.int("request-bytes", default: sizes.request),
+            responseBytes: try args.int("response-bytes", default: sizes.response))
+    case "ref-ping":
+        let sizes = exchangeSizes()
+        await referencePing(
+            host: try args.string("host"), port: try args.int("port"), count: try args.int("count"),
+            concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
+            requestBytes: try args.int("request-bytes", default: sizes.request),
+            responseBytes: try args.int("response-bytes", default: sizes.response)
+        ).printJSON()
+    case "visible":
+        try runVisible(
+            publishSocket: args.string("publish-socket"), watchSocket: args.string("watch-socket"), count: args.int("count"),
+            gapMs: args.int("gap-ms", default: 1000), pollMs: args.int("poll-ms", default: 5), timeoutMs: args.int("timeout-ms", default: 10_000)
+        ).printJSON()
+    case "discover":
+        try runDiscover(
+            watchSocket: args.string("watch-socket"), name: args.string("name"), start: args.string("start"), count: args.int("count"),
+            pollMs: args.int("poll-ms", default: 5), settleMs: args.int("settle-ms", default: 500), timeoutMs: args.int("timeout-ms", default: 10_000)
+        ).printJSON()
+    case "discover-ref":
+        try runDiscoverReference(
+            watchCommand: args.string("watch-cmd"), name: args.string("name"), start: args.string("start"), count: args.int("count"),
+            settleMs: args.int("settle-ms", default: 500), timeoutMs: args.int("timeout-ms", default: 10_000)
+        ).printJSON()
+    case "scale":
+        guard let t0 = Int64(try args.string("t0")) else { throw BenchError("--t0 must be CLOCK_REALTIME ns") }
+        runScale(
+            sockets: try args.string("sockets").split(separator: ",").map(String.init), expect: try args.int("expect"), t0: t0,
+            pollMs: try args.int("poll-ms", default: 20), timeoutMs: try args.int("timeout-ms", default: 30_000)
+        ).printJSON()
+    case "now":
+        print(realtimeNanoseconds())
+    default:
+        throw BenchError("unknown command '\(argv[1])'")
+    }
+}
+
+do {
+    try await run()
+} catch {
+    FileHandle.standardError.write(Data("handoff-bench: \(error)\n".utf8))
+    exit(1)
+}

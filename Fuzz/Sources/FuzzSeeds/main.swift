@@ -1,0 +1,1 @@
+@main struct FuzzSeeds { static func main() { print("seeds") } }

@@ -1,0 +1,235 @@
+import HandoffCore
+import HandoffTransport
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Your app's link to the local handoff agent: it declares the app (bundle ID, team ID, activity
+/// types), publishes your ``UserActivity`` objects, and delivers the continuation lifecycle to
+/// your ``HandoffApplicationDelegate``.
+///
+/// ```swift
+/// let app = HandoffApplication(manifest: AppManifest(bundleID: "com.example.notes", teamID: "A1B2C3D4E5",
+///                                                    activityTypes: [ActivityType(rawValue: "com.example.notes.edit")!]),
+///                              delegate: myDelegate)
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     group.addTask { try await app.run() }
+///     try await app.waitUntilConnected()
+///     let activity = UserActivity(activityType: "com.example.notes.edit")
+///     activity.title = "Shopping list"
+///     try await activity.becomeCurrent()
+///     ...
+/// }
+/// ```
+///
+/// One application runs per process. When ``run()`` ends, the agent resigns the app's activities.
+public actor HandoffApplication {
+    /// What the app declares.
+    public nonisolated let manifest: AppManifest
+    let socketPath: String
+    let delegate: any HandoffApplicationDelegate
+
+    private var connection: AgentConnection?
+    private var readiness: Result<Void, HandoffError>?
+    private var readinessWaiters: [CheckedContinuation<Result<Void, HandoffError>, Never>] = []
+    /// Activities this app made current, by ID.
+    private var published: [UUID: UserActivity] = [:]
+    /// Objects registered for restoration, by identifier path.
+    private var restorables: [[String]: any UserActivityRestoring] = [:]
+
+    private static let current = Mutex<HandoffApplication?>(nil)
+
+    /// - Parameters:
+    ///   - manifest: the app's bundle ID, team ID and the activity types it continues.
+    ///   - socketPath: the agent's control socket; default `HANDOFF_SOCKET`, else the agent's default.
+    ///   - delegate: receives the continuing side's callbacks.
+    public init(manifest: AppManifest, socketPath: String? = nil, delegate: any HandoffApplicationDelegate) {
+        self.manifest = manifest
+        let environment = ProcessInfo.processInfo.environment
+        self.socketPath = socketPath ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? DefaultPaths.controlSocket(environment: environment)
+        self.delegate = delegate
+    }
+
+    /// The application whose ``run()`` is in progress.
+    static func running() throws(HandoffError) -> HandoffApplication {
+        guard let app = current.withLock({ $0 }) else {
+            throw .connectionUnavailable("no HandoffApplication is running; start one (HandoffApplication.run()) before making activities current")
+        }
+        return app
+    }
+
+    /// Connects to the agent, registers the app and delivers events until the task is cancelled
+    /// or the agent goes away.
+    public func run() async throws(HandoffError) {
+        let connection: AgentConnection
+        do {
+            connection = try await AgentConnection.connect(socketPath: socketPath)
+        } catch {
+            setReadiness(.failure(error))
+            throw error
+        }
+        self.connection = connection
+        let work = AsyncStream.makeStream(of: Work.self)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await connection.readFrames() }
+            group.addTask {
+                for await event in connection.events { work.continuation.yield(.event(event)) }
+                work.continuation.finish()
+            }
+            switch await connection.request("registerApp", ["app": manifest.json]) {
+            case .failure(let error):
+                setReadiness(.failure(error))
+            case .success:
+                Self.current.withLock { $0 = self }
+                setReadiness(.success(()))
+                for await item in work.stream {
+                    await perform(item, enqueue: work.continuation)
+                }
+            }
+            await connection.close()
+            group.cancelAll()
+        }
+        Self.current.withLock { if $0 === self { $0 = nil } }
+        self.connection = nil
+        published.removeAll()
+        if case .failure(let error)? = readiness { throw error }
+    }
+
+    /// Waits until ``run()`` has connected and registered the app.
+    public func waitUntilConnected() async throws(HandoffError) {
+        let result = await withCheckedContinuation { continuation in
+            if let readiness { continuation.resume(returning: readiness) } else { readinessWaiters.append(continuation) }
+        }
+        try result.get()
+    }
+
+    private func setReadiness(_ result: Result<Void, HandoffError>) {
+        readiness = result
+        for waiter in readinessWaiters { waiter.resume(returning: result) }
+        readinessWaiters = []
+    }
+
+    /// Registers an object to restore when a continued activity names its identifier path (the
+    /// activity's `targetContentIdentifier`, split at "/").
+    public func registerRestorable(_ object: any UserActivityRestoring, identifierPath: [String]) {
+        restorables[identifierPath] = object
+    }
+
+    // MARK: Source side
+
+    func publish(_ activity: UserActivity) async throws(HandoffError) {
+        try await waitUntilConnected()
+        guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
+        let snapshot = activity.snapshot
+        let result = await connection.request("publish", ["activity": snapshot.json])
+        _ = try result.get()
+        published[snapshot.id] = activity
+    }
+
+    func resign(_ activity: UserActivity) async throws(HandoffError) {
+        guard let connection else { return }
+        published.removeValue(forKey: activity.identifier)
+        _ = try await connection.request("resign", ["id": .string(activity.identifier.uuidString)]).get()
+    }
+
+    // MARK: Events
+
+    private enum Work: Sendable {
+        case event(JSONValue)
+        /// Objects passed to a restoration handler after `continue` returned.
+        case restore([any UserActivityRestoring], UserActivity)
+    }
+
+    private func perform(_ work: Work, enqueue: AsyncStream<Work>.Continuation) async {
+        switch work {
+        case .restore(let objects, let activity):
+            for object in objects { await object.restoreUserActivityState(activity) }
+        case .event(let event):
+            await handle(event, enqueue: enqueue)
+        }
+    }
+
+    private func handle(_ event: JSONValue, enqueue: AsyncStream<Work>.Continuation) async {
+        let replyID = event["replyID"]?.stringValue
+        switch event["event"]?.stringValue {
+        case "willContinue":
+            _ = await delegate.willContinueUserActivity(withType: event["activityType"]?.stringValue ?? "")
+        case "continue":
+            guard let json = event["activity"], let activity = try? Activity(json: json) else {
+                await reply(replyID, ["handled": .bool(false)])
+                return
+            }
+            await continueActivity(UserActivity(continuing: activity), replyID: replyID, enqueue: enqueue)
+        case "didFail":
+            let error = event["error"]
+            let code = HandoffError.Code(rawValue: Int(error?["code"]?.int64Value ?? 4608))
+            await delegate.didFailToContinueUserActivity(
+                withType: event["activityType"]?.stringValue ?? "",
+                error: HandoffError(code, error?["message"]?.stringValue ?? "the continuation failed"))
+        case "willSave":
+            guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id] else {
+                await reply(replyID, [:])
+                return
+            }
+            await activity.delegate?.userActivityWillSave(activity)
+            activity.needsSave = false
+            await reply(replyID, ["activity": activity.snapshot.json])
+        case "wasContinued":
+            guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id] else { return }
+            await activity.delegate?.userActivityWasContinued(activity)
+        default:
+            if replyID != nil { await reply(replyID, [:]) }
+        }
+    }
+
+    /// continue, then the restoration objects, then didUpdate.
+    private func continueActivity(_ activity: UserActivity, replyID: String?, enqueue: AsyncStream<Work>.Continuation) async {
+        let collected = RestorationCollector()
+        let handled = await delegate.continue(activity) { objects in
+            if !collected.add(objects) { enqueue.yield(.restore(objects, activity)) }
+        }
+        await reply(replyID, ["handled": .bool(handled)])
+        guard handled else { return }
+        var objects = collected.close()
+        if objects.isEmpty, let target = activity.targetContentIdentifier {
+            let path = target.split(separator: "/").map(String.init)
+            if let object = await delegate.restorationObject(forIdentifierPath: path) ?? restorables[path] {
+                objects = [object]
+            }
+        }
+        for object in objects { await object.restoreUserActivityState(activity) }
+        await delegate.didUpdate(activity)
+    }
+
+    private func reply(_ replyID: String?, _ result: [String: JSONValue]) async {
+        guard let replyID, let connection else { return }
+        _ = await connection.request("reply", ["replyID": .string(replyID), "result": .object(result)])
+    }
+}
+
+/// Collects the objects a restoration handler receives while `continue` runs; later calls are
+/// handed back to the caller.
+private final class RestorationCollector: Sendable {
+    private let state = Mutex<(objects: [any UserActivityRestoring], closed: Bool)>(([], false))
+
+    /// Adds objects; false once closed.
+    func add(_ objects: [any UserActivityRestoring]) -> Bool {
+        state.withLock { s in
+            guard !s.closed else { return false }
+            s.objects += objects
+            return true
+        }
+    }
+
+    func close() -> [any UserActivityRestoring] {
+        state.withLock { s in
+            s.closed = true
+            return s.objects
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import HandoffAgent
+import HandoffDiscovery
+import HandoffKit
+import HandoffTransport
+import Logging
+
+/// A real agent in this process: its peer listener on 127.0.0.1, its control socket in a temp
+/// directory, no DNS-SD (peers are introduced with ``introduce(_:)``).
+final class AgentHarness: Sendable {
+    let agent: Agent
+    let socketPath: String
+    let port: Int
+    let name: String
+    private let peerServer: FrameServer
+    private let controlServer: FrameServer
+
+    static func start(name: String, configure: (inout AgentConfiguration) -> Void = { _ in }) async throws -> AgentHarness {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hk-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var configuration = AgentConfiguration(name: name, socketPath: dir + "/agent.sock")
+        configure(&configuration)
+        let peerServer = try await FrameServer.bind(.tcp(host: "127.0.0.1", port: 0), limits: FrameLimits(maxUserInfoBytes: 0))
+        let controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
+        var logger = Logger(label: "test.\(name)")
+        logger.logLevel = .warning
+        let port = peerServer.port!
+        let agent = Agent(configuration: configuration, port: port,
+                          connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout), logger: logger)
+        return AgentHarness(agent: agent, socketPath: configuration.socketPath, port: port, name: name,
+                            peerServer: peerServer, controlServer: controlServer)
+    }
+
+    private init(agent: Agent, socketPath: String, port: Int, name: String, peerServer: FrameServer, controlServer: FrameServer) {
+        self.agent = agent
+        self.socketPath = socketPath
+        self.port = port
+        self.name = name
+        self.peerServer = peerServer
+        self.controlServer = controlServer
+    }
+
+    /// Serves peers and the control socket until cancelled.
+    func run() async throws {
+        let agent = self.agent
+        let logger = Logger(label: "test.\(name)")
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.peerServer.run(logger: logger) { try await PeerSession.serve($0, agent: agent, logger: logger) } }
+            group.addTask { try await self.controlServer.run(logger: logger) { try await ControlSession.serve($0, agent: agent) } }
+        }
+    }
+
+    /// Tells `other` about this agent's current advertisement, as DNS-SD would.
+    func introduce(to other: AgentHarness) async {
+        let txt = await agent.advertisedTXTRecord
+        await other.agent.handle(.resolved(DiscoveredService(
+            instanceName: name, serviceType: "_handoff._tcp", domain: "local.", hostTarget: "localhost.",
+            port: UInt16(port), txtRecord: txt, addresses: ["127.0.0.1"], interfaceIndex: 1)))
+    }
+}
+
+/// Records callbacks in order, as "who:what" strings.
+final class CallLog: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var entries: [String] = []
+    func add(_ entry: String) { lock.lock(); entries.append(entry); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return entries }
+}
+
+/// An app delegate that records every callback.
+final class RecordingAppDelegate: HandoffApplicationDelegate, UserActivityDelegate, UserActivityRestoring {
+    let name: String
+    let log: CallLog
+    let handles: Bool
+    let saveDelay: Duration
+    let received = Received()
+
+    final class Received: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _activity: UserActivity?
+        var activity: UserActivity? {
+            get { lock.lock(); defer { lock.unlock() }; return _activity }
+            set { lock.lock(); _activity = newValue; lock.unlock() }
+        }
+    }
+
+    init(_ name: String, log: CallLog, handles: Bool = true, saveDelay: Duration = .zero) {
+        self.name = name
+        self.log = log
+        self.handles = handles
+        self.saveDelay = saveDelay
+    }
+
+    func willContinueUserActivity(withType activityType: String) async -> Bool {
+        log.add("\(name):willContinue:\(activityType)")
+        return false
+    }
+
+    func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool {
+        log.add("\(name):continue:\(userActivity.title ?? "")")
+        received.activity = userActivity
+        restorationHandler([self])
+        return handles
+    }
+
+    func restoreUserActivityState(_ activity: UserActivity) async {
+        log.add("\(name):restore")
+    }
+
+    func didFailToContinueUserActivity(withType activityType: String, error: HandoffError) async {
+        log.add("\(name):didFail:\(error.code.rawValue)")
+    }
+
+    func didUpdate(_ userActivity: UserActivity) async {
+        log.add("\(name):didUpdate")
+    }
+
+    func userActivityWillSave(_ activity: UserActivity) async {
+        log.add("\(name):willSave")
+        if saveDelay > .zero { try? await Task.sleep(for: saveDelay) }
+        activity.addUserInfoEntries(from: ["saved": .bool(true)])
+    }
+
+    func userActivityWasContinued(_ activity: UserActivity) async {
+        log.add("\(name):wasContinued")
+    }
+}
