@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "handoffd", targets: ["handoffd"]),
         .executable(name: "handoff", targets: ["handoff"]),
+        .executable(name: "notes-example", targets: ["notes-example"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
         .library(name: "HandoffDiscovery", targets: ["HandoffDiscovery"]),
         .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
@@ -77,6 +78,12 @@ let package = Package(
                 "HandoffCore", "HandoffTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // Examples/: a notes editor that uses HandoffKit on two hosts.
+        .executableTarget(
+            name: "notes-example",
+            dependencies: ["HandoffKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/NotesEditor"
         ),
         // Helpers for tests: a manual clock, an in-memory peer transport, the lab driver.
         .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),

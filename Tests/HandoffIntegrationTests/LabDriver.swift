@@ -110,6 +110,16 @@ final class LabDriver: @unchecked Sendable {
     func stopAgent(_ host: String) throws { try lab("agent", "stop", host) }
     func killAgent(_ host: String) throws { try lab("agent", "kill", host) }
 
+    /// Starts a program on a host in the background, its output in `log`; returns its PID.
+    func startBackground(_ host: String, _ argv: [String], log: String) throws -> Int32 {
+        let command = argv.map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }.joined(separator: " ")
+        let result = try exec(host, ["sh", "-c", "\(command) > '\(log)' 2>&1 & echo $!"])
+        guard result.status == 0, let pid = Int32(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw LabError("could not start \(argv[0]) on \(host): \(result.stderr)")
+        }
+        return pid
+    }
+
     /// Polls `condition` every 50 ms until it holds or `timeout` passes; returns the time it took.
     @discardableResult
     func waitUntil(_ what: String, timeout: TimeInterval, _ condition: () throws -> Bool) throws -> TimeInterval {

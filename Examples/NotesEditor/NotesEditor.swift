@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import HandoffKit
+
+/// A small notes editor that shows HandoffKit on two hosts:
+///
+///     h1$ notes-example edit --title "Shopping list" --text "milk, eggs"
+///     h2$ notes-example open            # waits; `handoff continue ID` on h2 opens the note here
+///
+/// Every callback is printed as it happens, so the lifecycle can be followed on both hosts.
+@main
+struct NotesEditor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notes-example",
+        abstract: "An example HandoffKit app: edit a note on one host, continue it on another.",
+        subcommands: [Edit.self, Open.self])
+
+    static let activityType = "com.example.notes.edit"
+
+    struct AppOptions: ParsableArguments {
+        @Option(help: "The app's team ID; activities go only to apps of the same team.")
+        var team = "EXAMPLETEAM"
+        @Option(help: "The app's bundle ID.")
+        var bundleID = "com.example.notes"
+
+        var manifest: AppManifest {
+            AppManifest(bundleID: bundleID, teamID: team, activityTypes: [ActivityType(rawValue: NotesEditor.activityType)!])
+        }
+    }
+}
+
+/// Prints one line per event, flushed at once (the output is often a pipe or a file).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+struct Edit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Edit a note: publish it as the current activity and wait.")
+    @OptionGroup var app: NotesEditor.AppOptions
+    @Option(help: "The note's title.") var title = "Untitled note"
+    @Option(help: "The note's text.") var text = ""
+    @Option(name: .customLong("save-delay-ms"), help: "Take this long to save (to see 4610 on the other host).")
+    var saveDelayMs = 0
+
+    func run() async throws {
+        let editor = NoteEditorDelegate(text: text, saveDelay: .milliseconds(saveDelayMs))
+        let application = HandoffApplication(manifest: app.manifest, delegate: editor)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await application.run() }
+            try await application.waitUntilConnected()
+            let activity = UserActivity(activityType: NotesEditor.activityType, application: application)
+            activity.title = title
+            activity.userInfo = ["text": .string(text), "cursor": .integer(Int64(text.count))]
+            activity.needsSave = true  // ask us for the latest text when another host continues
+            activity.targetContentIdentifier = "notes/\(title)"
+            activity.delegate = editor
+            try await activity.becomeCurrent()
+            say("editing \"\(title)\": activity \(activity.identifier.uuidString) is current")
+            try await group.next()
+        }
+    }
+}
+
+/// The source side: saves the latest text before a continuation, hears when it was continued.
+final class NoteEditorDelegate: HandoffApplicationDelegate, UserActivityDelegate {
+    let text: String
+    let saveDelay: Duration
+    init(text: String, saveDelay: Duration) {
+        self.text = text
+        self.saveDelay = saveDelay
+    }
+
+    func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { false }
+
+    func userActivityWillSave(_ activity: UserActivity) async {
+        if saveDelay > .zero { try? await Task.sleep(for: saveDelay) }
+        activity.addUserInfoEntries(from: ["text": .string(text), "savedAt": .date(Date())])
+        say("userActivityWillSave: saved the latest text")
+    }
+
+    func userActivityWasContinued(_ activity: UserActivity) async {
+        say("userActivityWasContinued: the note is open on another host")
+    }
+}
+
+struct Open: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Wait for notes continued from other hosts and open them.")
+    @OptionGroup var app: NotesEditor.AppOptions
+    @Flag(help: "Exit after the first note is opened.") var once = false
+
+    func run() async throws {
+        let viewer = NoteViewerDelegate(once: once)
+        let application = HandoffApplication(manifest: app.manifest, delegate: viewer)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await application.run() }
+            try await application.waitUntilConnected()
+            await application.registerRestorable(viewer.window, identifierPath: ["notes"])
+            say("ready: \(app.bundleID) (team \(app.team)) continues \(NotesEditor.activityType)")
+            group.addTask { await viewer.waitUntilDone() }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// The continuing side: prints each callback, shows the note in its "window".
+final class NoteViewerDelegate: HandoffApplicationDelegate {
+    let once: Bool
+    let window = NoteWindow()
+    private let done = AsyncStream.makeStream(of: Void.self)
+
+    init(once: Bool) { self.once = once }
+
+    func waitUntilDone() async {
+        for await _ in done.stream { return }
+    }
+
+    func willContinueUserActivity(withType activityType: String) async -> Bool {
+        say("willContinueUserActivity: \(activityType)")
+        return false
+    }
+
+    func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool {
+        say("continue: \"\(userActivity.title ?? "")\"")
+        restorationHandler([window])
+        return true
+    }
+
+    func didFailToContinueUserActivity(withType activityType: String, error: HandoffError) async {
+        say("didFailToContinueUserActivity: \(activityType): \(error)")
+    }
+
+    func didUpdate(_ userActivity: UserActivity) async {
+        say("didUpdate: the note is open")
+        if once { done.continuation.yield() }
+    }
+}
+
+/// Where a continued note is shown.
+final class NoteWindow: UserActivityRestoring {
+    func restoreUserActivityState(_ activity: UserActivity) async {
+        let text: String
+        if case .string(let value)? = activity.userInfo["text"] { text = value } else { text = "" }
+        var line = "restoreUserActivityState: \"\(activity.title ?? "")\": \(text)"
+        if case .date(let saved)? = activity.userInfo["savedAt"] { line += " (saved \(saved.formatted(.iso8601)))" }
+        say(line)
+    }
+}
