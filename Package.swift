@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
@@ -61,7 +63,14 @@ let package = Package(
             ]
         ),
         // The library apps link: UserActivity, HandoffApplication and their delegates.
-        .target(name: "HandoffKit", dependencies: ["HandoffCore", "HandoffTransport"]),
+        .target(
+            name: "HandoffKit",
+            dependencies: [
+                "HandoffCore", "HandoffTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
         .executableTarget(
             name: "handoffd",
             dependencies: [
@@ -94,6 +103,7 @@ let package = Package(
             dependencies: [
                 "HandoffKit", "HandoffAgent", "HandoffDiscovery", "HandoffTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffTestSupport"]),

@@ -61,8 +61,6 @@ let package = Package(
                 "BenchSupport",
                 .product(name: "HandoffCore", package: "handoff"),
                 .product(name: "HandoffTransport", package: "handoff"),
-                // Only for CommandRunner: times the handler spawn exactly as the agent does it.
-                .product(name: "HandoffAgent", package: "handoff"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -23,7 +23,7 @@ let package = Package(
         // libFuzzer's LLVMFuzzerRunDriver, called from each target's main.swift.
         .target(name: "CLibFuzzer"),
         // Running libFuzzer; reporting an invariant failure so libFuzzer saves the input.
-        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", handoffCore]),
 
         // FrameParser fed in chunks, then PeerMessage(frame:) on every frame.
         .executableTarget(name: "FuzzFrameDecoder", dependencies: ["FuzzSupport", handoffCore]),
@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(name: "FuzzJSONParser", dependencies: ["FuzzSupport", handoffCore]),
 
         // Writes Corpus/<target>/ from the real encoders (not a fuzz target).
-        .executableTarget(name: "FuzzSeeds", dependencies: [handoffCore, handoffAgent]),
+        .executableTarget(name: "FuzzSeeds", dependencies: [handoffCore]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,11 +5,13 @@
  * handoffd's ServiceAdvertiser and ServiceBrowser do, and nothing else: no agent, no actor, no
  * control socket. So "handoffd vs dnssd-ref" isolates what handoffd adds on top of mDNS.
  *
- *   dnssd-ref register NAME TYPE PORT [--updates N --interval-ms MS]
+ *   dnssd-ref register NAME TYPE PORT [--updates N --min-gap-ms A --max-gap-ms B --seed S]
  *       DNSServiceRegister NAME.TYPE with TXT "v=1" "seq=0" "t=<now>"; prints "registered <ns>"
- *       when the daemon confirms. With --updates: after a 2 s settle, N times every MS
- *       milliseconds DNSServiceUpdateRecord(ref, NULL, ...) with "seq=K" "t=<CLOCK_REALTIME ns
- *       when the update was made>", then exits. Without: runs until SIGTERM/SIGINT, then
+ *       when the daemon confirms. With --updates: after a 2 s settle, N times
+ *       DNSServiceUpdateRecord(ref, NULL, ...) with "seq=K" "t=<CLOCK_REALTIME ns when the
+ *       update was made>", then exits. The gaps between updates are drawn from [A, B] ms by the
+ *       same generator as `handoff-bench visible` (gap_schedule below), so both sample Avahi's
+ *       announcement timing alike. Without --updates: runs until SIGTERM/SIGINT, then
  *       deallocates the registration (the daemon sends the goodbye).
  *
  *   dnssd-ref watch TYPE [--self NAME] [--expect N] [--timeout S]
@@ -52,6 +54,12 @@ static int64_t mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* The gap before update K (1-based): a 31-bit LCG from the seed, the same in handoff-bench. */
+static long gap_schedule(unsigned long *state, long min_ms, long max_ms) {
+    *state = (*state * 1103515245UL + 12345UL) & 0x7fffffffUL;
+    return max_ms > min_ms ? min_ms + (long)(*state % (unsigned long)(max_ms - min_ms + 1)) : min_ms;
 }
 
 /* ------------------------------------------------------------------ refs -- */
@@ -126,10 +134,13 @@ static int cmd_register(int argc, char **argv) {
     if (argc < 5) { fprintf(stderr, "usage: dnssd-ref register NAME TYPE PORT [--updates N --interval-ms MS]\n"); return 2; }
     const char *name = argv[2], *type = argv[3];
     int port = atoi(argv[4]);
-    long updates = 0, interval = 1000;
+    long updates = 0, min_gap = 1000, max_gap = 1000;
+    unsigned long seed = 1;
     for (int i = 5; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--updates")) updates = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--interval-ms")) interval = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--min-gap-ms")) min_gap = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-gap-ms")) max_gap = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seed")) seed = strtoul(argv[i + 1], NULL, 10);
     }
     unsigned char txt[256];
     uint16_t txtlen;
@@ -145,14 +156,14 @@ static int cmd_register(int argc, char **argv) {
     if (updates > 0) {
         process_until(mono_ms() + 2000);
         for (long k = 1; k <= updates && !stop_requested; k++) {
+            if (k > 1) process_until(mono_ms() + gap_schedule(&seed, min_gap, max_gap));
             make_txt(txt, &txtlen, k);
             err = DNSServiceUpdateRecord(ref, NULL, 0, txtlen, txt, 0);
             if (err != kDNSServiceErr_NoError) { fprintf(stderr, "dnssd-ref: DNSServiceUpdateRecord: %d\n", err); break; }
             printf("updated %ld %lld\n", k, (long long)now_ns());
             fflush(stdout);
-            process_until(mono_ms() + interval);
         }
-        process_until(mono_ms() + 500);
+        process_until(mono_ms() + 1500);
     } else {
         while (!stop_requested) process_until(mono_ms() + 1000);
     }

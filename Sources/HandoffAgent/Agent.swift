@@ -2,6 +2,7 @@ import HandoffCore
 import HandoffDiscovery
 import HandoffTransport
 import Logging
+import NIOCore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -33,6 +34,12 @@ public actor Agent {
     private var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
     /// Events waiting for an app's reply, by reply ID, with the connection they went to.
     private var pendingReplies: [UUID: (link: UUID, continuation: CheckedContinuation<JSONValue?, Never>)] = [:]
+    /// Continuations delivered to apps, newest last: where their activity came from, so the app
+    /// can ask for continuation streams.
+    private var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
+    /// Peers' stream requests waiting for the source app to accept, by stream ID.
+    private var pendingStreams: [UUID: (peerOutbound: NIOAsyncChannelOutboundWriter<Frame>,
+                                        continuation: CheckedContinuation<NIOAsyncChannelOutboundWriter<Frame>?, Never>)] = [:]
 
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
@@ -209,6 +216,65 @@ public actor Agent {
         ])
     }
 
+    // MARK: Continuation streams
+
+    /// Where the activity of a continuation delivered to an app came from.
+    public func streamSource(continuationID: UUID) -> (activityID: UUID, peer: PeerRecord)? {
+        deliveredToApps.last { $0.continuationID == continuationID }.map { ($0.activityID, $0.peer) }
+    }
+
+    /// A peer asks for streams to one of our activities: the owning app gets `streamsRequested`
+    /// and must accept (``acceptStreams(_:appOutbound:)``) within `limits.fetchTimeout`. Returns
+    /// the app connection's writer.
+    public func awaitStreamApp(_ request: StreamRequest, peerOutbound: NIOAsyncChannelOutboundWriter<Frame>) async
+        -> Result<NIOAsyncChannelOutboundWriter<Frame>, HandoffError>
+    {
+        guard let activity = store.activity(id: request.activityID) else {
+            return .failure(.handoffFailed("activity \(request.activityID) is no longer offered by \(configuration.name)"))
+        }
+        guard activity.supportsContinuationStreams else {
+            return .failure(.connectionUnavailable("activity \(activity.activityType) does not support continuation streams"))
+        }
+        guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else {
+            return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
+        }
+        let timeout = configuration.limits.fetchTimeout
+        let accepted: NIOAsyncChannelOutboundWriter<Frame>? = await withTaskGroup(of: Void.self) { group in
+            let writer = await withCheckedContinuation { continuation in
+                pendingStreams[request.streamID] = (peerOutbound, continuation)
+                group.addTask {
+                    await self.tell(app.link, event: "streamsRequested", [
+                        "activityID": .string(request.activityID.uuidString), "streamID": .string(request.streamID.uuidString),
+                    ])
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    await self.abandonStream(request.streamID)
+                }
+            }
+            group.cancelAll()
+            return writer
+        }
+        guard let accepted else {
+            return .failure(.remoteTimedOut("the app \(owner.identity.bundleID) did not accept the continuation streams within \(timeout)"))
+        }
+        logger.info("continuation streams open", metadata: ["handoff.id": "\(request.activityID)", "handoff.stream": "\(request.streamID)"])
+        return .success(accepted)
+    }
+
+    private func abandonStream(_ streamID: UUID) {
+        pendingStreams.removeValue(forKey: streamID)?.continuation.resume(returning: nil)
+    }
+
+    /// The source app claims a stream request: returns the peer connection's writer and the
+    /// continuation that releases the peer's session with the app's writer (call it after the app
+    /// has its answer), or nil when no request with this ID is waiting.
+    public func claimStreams(_ streamID: UUID) -> (peerOutbound: NIOAsyncChannelOutboundWriter<Frame>,
+                                                   release: CheckedContinuation<NIOAsyncChannelOutboundWriter<Frame>?, Never>)? {
+        guard let pending = pendingStreams.removeValue(forKey: streamID) else { return nil }
+        return (pending.peerOutbound, pending.continuation)
+    }
+
     // MARK: Peers
 
     /// Applies a discovery event.
@@ -320,6 +386,8 @@ public actor Agent {
             }
             response["by"] = .string("app")
             response["app"] = .string(app.manifest.identity.bundleID)
+            deliveredToApps.append((request.continuationID, activity.id, peer))
+            if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
             return .success(.object(response))
         }
         switch await dispatcher.deliver(activity, from: peer.name) {

@@ -40,6 +40,9 @@ public actor HandoffApplication {
     private var published: [UUID: UserActivity] = [:]
     /// Objects registered for restoration, by identifier path.
     private var restorables: [[String]: any UserActivityRestoring] = [:]
+    /// Feeds ``run()``'s stream-hosting task; set while it runs. Stream connections are hosted
+    /// apart from the serial event loop, so a delegate may open streams inside `continue`.
+    private var hostSink: AsyncStream<ContinuationStreamConnection>.Continuation?
 
     private static let current = Mutex<HandoffApplication?>(nil)
 
@@ -75,8 +78,15 @@ public actor HandoffApplication {
         }
         self.connection = connection
         let work = AsyncStream.makeStream(of: Work.self)
+        let hosting = AsyncStream.makeStream(of: ContinuationStreamConnection.self)
+        hostSink = hosting.continuation
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await connection.readFrames() }
+            group.addTask {
+                await withDiscardingTaskGroup { hosts in
+                    for await streamConnection in hosting.stream { hosts.addTask { await streamConnection.run() } }
+                }
+            }
             group.addTask {
                 for await event in connection.events { work.continuation.yield(.event(event)) }
                 work.continuation.finish()
@@ -88,14 +98,22 @@ public actor HandoffApplication {
                 Self.current.withLock { $0 = self }
                 setReadiness(.success(()))
                 for await item in work.stream {
-                    await perform(item, enqueue: work.continuation)
+                    switch item {
+                    case .event(let event) where event["event"]?.stringValue == "streamsRequested":
+                        // Long-lived: the delegate reads and writes the streams in its own task.
+                        group.addTask { await self.acceptStreams(event) }
+                    default:
+                        await perform(item, enqueue: work.continuation)
+                    }
                 }
             }
             await connection.close()
+            hosting.continuation.finish()
             group.cancelAll()
         }
         Self.current.withLock { if $0 === self { $0 = nil } }
         self.connection = nil
+        hostSink = nil
         published.removeAll()
         if case .failure(let error)? = readiness { throw error }
     }
@@ -145,6 +163,47 @@ public actor HandoffApplication {
         case restore([any UserActivityRestoring], UserActivity)
     }
 
+    // MARK: Continuation streams
+
+    /// Opens this app's end of a stream pair on a new control connection (`openStreams` or
+    /// `acceptStreams`).
+    func openStreams(_ command: String, _ arguments: [String: JSONValue]) async -> Result<ContinuationStreams, HandoffError> {
+        guard let hostSink else { return .failure(.connectionUnavailable("the app is not connected to its agent")) }
+        let channel: FrameChannel
+        do { channel = try await StreamChannels.connect(controlSocket: socketPath) } catch {
+            return .failure(.connectionUnavailable("cannot reach the handoff agent at \(socketPath): \(error)"))
+        }
+        let hosted = await withCheckedContinuation { continuation in
+            let request = ControlProtocol.request(command, arguments)
+            if case .terminated = hostSink.yield(ContinuationStreamConnection(channel: channel, request: request, result: continuation)) {
+                continuation.resume(returning: nil)
+            }
+        } as Result<ContinuationStreams, HandoffError>?
+        guard let hosted else {
+            // The application stopped meanwhile: close the channel the way NIO requires.
+            try? await channel.executeThenClose { _, _ in }
+            return .failure(.connectionUnavailable("the application stopped"))
+        }
+        return hosted
+    }
+
+    /// The source side: a continuing app asked for streams to one of our activities.
+    private func acceptStreams(_ event: JSONValue) async {
+        guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id],
+            let streamID = event["streamID"]?.stringValue
+        else { return }
+        switch await openStreams("acceptStreams", ["streamID": .string(streamID)]) {
+        case .success(let streams):
+            if let delegate = activity.delegate {
+                await delegate.userActivity(activity, didReceive: streams.input, outputStream: streams.output)
+            } else {
+                await streams.output.close()
+            }
+        case .failure:
+            break  // the request timed out or the peer left; the continuing app gets the error
+        }
+    }
+
     private func perform(_ work: Work, enqueue: AsyncStream<Work>.Continuation) async {
         switch work {
         case .restore(let objects, let activity):
@@ -164,7 +223,9 @@ public actor HandoffApplication {
                 await reply(replyID, ["handled": .bool(false)])
                 return
             }
-            await continueActivity(UserActivity(continuing: activity), replyID: replyID, enqueue: enqueue)
+            let continuationID = event["continuationID"]?.stringValue.flatMap(UUID.init(uuidString:))
+            await continueActivity(UserActivity(continuing: activity, continuationID: continuationID, application: self),
+                                   replyID: replyID, enqueue: enqueue)
         case "didFail":
             let error = event["error"]
             let code = HandoffError.Code(rawValue: Int(error?["code"]?.int64Value ?? 4608))

@@ -36,12 +36,17 @@ public final class UserActivity: Sendable, CustomStringConvertible {
         let placeholder = Activity(activityType: ActivityType(rawValue: activityType) ?? .browsingWeb)
         state = Mutex(State(activityType: activityType, fields: placeholder))
         self.application = application
+        self.continuationID = nil
     }
 
+    /// The continuation that delivered this activity here, for its continuation streams.
+    private let continuationID: UUID?
+
     /// An activity received from another host.
-    init(continuing activity: Activity) {
+    init(continuing activity: Activity, continuationID: UUID?, application: HandoffApplication) {
         state = Mutex(State(activityType: activity.activityType.rawValue, fields: activity))
-        self.application = nil
+        self.application = application
+        self.continuationID = continuationID
     }
 
     private func read<T>(_ body: (Activity) -> T) -> T { state.withLock { body($0.fields) } }
@@ -119,6 +124,33 @@ public final class UserActivity: Sendable, CustomStringConvertible {
         state.withLock { $0.isCurrent = false }
     }
 
+    /// Opens continuation streams to the app that published this activity (on the continuing
+    /// host, for an activity received in `continue`, when its `supportsContinuationStreams` is
+    /// set). The source app's delegate gets ``UserActivityDelegate/userActivity(_:didReceive:outputStream:)``.
+    public func getContinuationStreams() async throws(HandoffError) -> ContinuationStreams {
+        guard let continuationID, let application else {
+            throw .handoffFailed("only an activity received in continue(_:restorationHandler:) has continuation streams")
+        }
+        guard supportsContinuationStreams else {
+            throw .connectionUnavailable("the source app does not support continuation streams for \(activityType)")
+        }
+        return try await application.openStreams("openStreams", ["continuationID": .string(continuationID.uuidString)]).get()
+    }
+
+    /// NSUserActivity's callback form of ``getContinuationStreams()``.
+    public func getContinuationStreams(
+        completionHandler: @escaping @Sendable (ContinuationInputStream?, ContinuationOutputStream?, HandoffError?) -> Void
+    ) {
+        Task {
+            do throws(HandoffError) {
+                let streams = try await getContinuationStreams()
+                completionHandler(streams.input, streams.output, nil)
+            } catch {
+                completionHandler(nil, nil, error)
+            }
+        }
+    }
+
     private func publisher() throws(HandoffError) -> HandoffApplication {
         if let application { return application }
         return try HandoffApplication.running()
@@ -141,11 +173,17 @@ public protocol UserActivityDelegate: AnyObject, Sendable {
     func userActivityWillSave(_ activity: UserActivity) async
     /// Another host continued the activity.
     func userActivityWasContinued(_ activity: UserActivity) async
+    /// The continuing app opened continuation streams. Read and write them here; close the
+    /// output when done.
+    func userActivity(_ activity: UserActivity, didReceive inputStream: ContinuationInputStream, outputStream: ContinuationOutputStream) async
 }
 
 extension UserActivityDelegate {
     public func userActivityWillSave(_ activity: UserActivity) async {}
     public func userActivityWasContinued(_ activity: UserActivity) async {}
+    public func userActivity(_ activity: UserActivity, didReceive inputStream: ContinuationInputStream, outputStream: ContinuationOutputStream) async {
+        await outputStream.close()
+    }
 }
 
 /// An object that restores its state from a continued activity (a view or document, say).

@@ -42,12 +42,13 @@ struct FrameTests {
         #expect(FrameKind.controlRequest.rawValue == 0x20)
         #expect(FrameKind.controlResponse.rawValue == 0x21)
         #expect(FrameKind.continued.rawValue == 0x06)
-        #expect(FrameKind.known.count == 8)
+        #expect(FrameKind.streamEnd.rawValue == 0x0A)
+        #expect(FrameKind.known.count == 12)
         #expect(FrameKind.userInfo.description == "userInfo")
         #expect(FrameKind(rawValue: 0x7F).description == "unknown(0x7f)")
     }
 
-    @Test("limits refuse a kind this version does not know", arguments: [0x00, 0x07, 0x1F, 0x22, 0x80, 0xFF] as [UInt8])
+    @Test("limits refuse a kind this version does not know", arguments: [0x00, 0x0B, 0x1F, 0x22, 0x80, 0xFF] as [UInt8])
     func unknownKind(_ raw: UInt8) {
         let error = #expect(throws: FrameError.self) { try FrameLimits().check(FrameHeader(kind: FrameKind(rawValue: raw), length: 0)) }
         #expect(error == .unknownKind(raw))

@@ -29,8 +29,9 @@ extension Duration {
 
 func sleepMilliseconds(_ ms: Int) {
     guard ms > 0 else { return }
-    var ts = timespec(tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000)
-    while nanosleep(&ts, &ts) == -1 && errno == EINTR {}
+    var request = timespec(tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000)
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
 }
 
 /// One measurement's result, printed as a single JSON line on standard output:
@@ -52,7 +53,7 @@ struct Samples {
         object["errors"] = .integer(errors)
         object["error_messages"] = .array(errorMessages.map { .string($0) })
         print(JSONValue.object(object).serialized)
-        fflush(stdout)
+        fflush(nil)
     }
 }
 

@@ -5,11 +5,11 @@
 //   continue  [--socket S] --id ID --count N [--warmup W]       continue over the control socket
 //   fetch     --host H --port P --id ID --count N [--concurrency C] [--warmup W]
 //                                                               fetch from a peer port, like an agent
-//   spawn     --count N [--warmup W]                            run the handler `true` (CommandRunner)
+//   spawn     --count N [--warmup W]                            run the handler `true` as the agent does
 //   ref-serve --port P [--request-bytes R --response-bytes B]   bare NIO TCP server (reference)
 //   ref-ping  --host H --port P --count N [--concurrency C] [--warmup W] [--request-bytes R --response-bytes B]
 //   exchange-sizes                                              the bytes of one fetch exchange
-//   visible   --publish-socket S1 --watch-socket S2 --count N [--gap-ms G] [--poll-ms 5]
+//   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5]
 //   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
 //   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
 //   scale     --sockets S1,S2,... --expect N --t0 NS [--poll-ms 20] [--timeout S]
@@ -17,7 +17,6 @@
 // Socket paths default to $HANDOFF_SOCKET (set by `scripts/lab exec hK`).
 
 import BenchSupport
-import HandoffAgent
 import HandoffCore
 import HandoffTransport
 import NIOCore
@@ -30,11 +29,7 @@ import Glibc
 import Darwin
 #endif
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 let environmentSocket = ProcessInfo.processInfo.environment["HANDOFF_SOCKET"]
 let benchHello = PeerHello(agentID: "b3ac4b3ac4b3ac4b3ac4b3ac4b3ac4b3", name: "handoff-bench")
@@ -122,7 +117,7 @@ func runConcurrently(
 
 func runSpawn(count: Int, warmup: Int) async -> Samples {
     var out = Samples()
-    let runner = CommandRunner()
+    let runner = HandlerRunner()
     let activity = Fixtures.activity()
     let input = Array((activity.json.serialized + "\n").utf8)
     let environment = [
@@ -190,7 +185,7 @@ func referenceServe(port: Int, requestBytes: Int, responseBytes: Int) async thro
         }
         .bind(host: "0.0.0.0", port: port).get()
     print("{\"listening\": \(channel.localAddress?.port ?? port)}")
-    fflush(stdout)
+    fflush(nil)
     try await channel.closeFuture.get()
 }
 
@@ -240,14 +235,40 @@ func listContains(_ connection: ControlConnection, _ id: String) throws -> Bool 
     return items.contains { $0["id"]?.stringValue?.caseInsensitiveCompare(id) == .orderedSame }
 }
 
-func runVisible(publishSocket: String, watchSocket: String, count: Int, gapMs: Int, pollMs: Int, timeoutMs: Int) throws -> Samples {
+/// The gap before change K (K >= 2): a 31-bit LCG from the seed, the same as dnssd-ref's.
+struct GapSchedule {
+    var state: UInt64
+    let minMs: Int
+    let maxMs: Int
+
+    mutating func next() -> Int {
+        state = (state &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+        return maxMs > minMs ? minMs + Int(state % UInt64(maxMs - minMs + 1)) : minMs
+    }
+}
+
+/// Publishes a new activity on S1 at the times of the gap schedule (the same schedule the
+/// dnssd-ref reference updates its TXT record on) and polls S2's `list` every `pollMs` until the
+/// new ID is listed. Each sample runs from just before the publish request is sent.
+func runVisible(publishSocket: String, watchSocket: String, count: Int, schedule: GapSchedule, pollMs: Int) throws -> Samples {
     var out = Samples()
+    var schedule = schedule
     let publisher = try ControlConnection(path: publishSocket)
     let watcher = try ControlConnection(path: watchSocket)
     let clock = ContinuousClock()
+    var publishedAt: [JSONValue] = []
+    sleepMilliseconds(2000)  // as the reference: a settle before the first change
+    var due = clock.now
     for i in 0..<count {
+        if i > 0 {
+            due = due.advanced(by: .milliseconds(schedule.next()))
+            let wait = (due - clock.now).microseconds
+            if wait > 0 { sleepMilliseconds(Int(wait / 1000)) }
+        }
         let activity = Fixtures.activity(title: "Change \(i)")
+        publishedAt.append(.integer(realtimeNanoseconds()))
         let start = clock.now
+        if i == 0 { due = start }
         let id: String
         do {
             guard let published = try publisher.call("publish", ["activity": activity.json])["id"]?.stringValue else {
@@ -258,14 +279,15 @@ func runVisible(publishSocket: String, watchSocket: String, count: Int, gapMs: I
             out.fail("publish: \(error)")
             continue
         }
+        // Until seen, or until the next change is due (at least schedule.minMs).
         var seen = false
-        while (clock.now - start).microseconds < Double(timeoutMs) * 1000 {
+        while (clock.now - start).microseconds < Double(schedule.minMs) * 1000 {
             if (try? listContains(watcher, id)) == true { seen = true; break }
             sleepMilliseconds(pollMs)
         }
-        if seen { out.samples.append((clock.now - start).microseconds) } else { out.fail("change \(i) not visible within \(timeoutMs) ms") }
-        sleepMilliseconds(gapMs)
+        if seen { out.samples.append((clock.now - start).microseconds) } else { out.fail("change \(i) not visible within \(schedule.minMs) ms") }
     }
+    out.extra["published_ns"] = .array(publishedAt)
     return out
 }
 
@@ -276,7 +298,7 @@ func peerNames(_ socket: String) -> Set<String>? {
     return Set(peers.compactMap { $0["name"]?.stringValue })
 }
 
-func runDiscover(watchSocket: String, name: String, start: String, count: Int, pollMs: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
+func runDiscover(watchSocket: String, name: String, start: String, count: Int, pollMs: Int, holdMs: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
     var out = Samples()
     var goodbye: [Double] = []
     let clock = ContinuousClock()
@@ -294,6 +316,7 @@ func runDiscover(watchSocket: String, name: String, start: String, count: Int, p
             sleepMilliseconds(pollMs)
         }
         if seen { out.samples.append((clock.now - began).microseconds) } else { out.fail("start \(i): \(name) not listed within \(timeoutMs) ms") }
+        sleepMilliseconds(holdMs)
         let stopAt = clock.now
         stopProcess(pid)
         while peerNames(watchSocket)?.contains(name) == true, (clock.now - stopAt).microseconds < Double(timeoutMs) * 1000 {
@@ -308,7 +331,8 @@ func runDiscover(watchSocket: String, name: String, start: String, count: Int, p
 
 /// Lines of a child process's standard output, read on a thread.
 final class LineReader: Sendable {
-    let lines = Mutex<[String]>([])
+    final class Box: Sendable { let lines = Mutex<[String]>([]) }
+    let box = Box()
     let pid: pid_t
 
     init(command: String) throws {
@@ -328,7 +352,8 @@ final class LineReader: Sendable {
         guard status == 0 else { throw BenchError("posix_spawn: \(status)") }
         self.pid = pid
         let readFD = fds[0]
-        let thread = Thread { [lines] in
+        let box = self.box
+        let thread = Thread {
             var buffer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -339,7 +364,7 @@ final class LineReader: Sendable {
                 while let newline = buffer.firstIndex(of: 10) {
                     let line = String(decoding: buffer[..<newline], as: UTF8.self)
                     buffer.removeSubrange(...newline)
-                    lines.withLock { $0.append(line) }
+                    box.lines.withLock { $0.append(line) }
                 }
             }
             close(readFD)
@@ -351,7 +376,7 @@ final class LineReader: Sendable {
     func wait(prefix: String, from: Int, timeoutMs: Int) -> (String, Int)? {
         var waited = 0
         while waited <= timeoutMs {
-            let found = lines.withLock { lines -> (String, Int)? in
+            let found = box.lines.withLock { lines -> (String, Int)? in
                 for i in from..<lines.count where lines[i].hasPrefix(prefix) { return (lines[i], i) }
                 return nil
             }
@@ -362,12 +387,12 @@ final class LineReader: Sendable {
         return nil
     }
 
-    var count: Int { lines.withLock { $0.count } }
+    var count: Int { box.lines.withLock { $0.count } }
 }
 
 /// The same loop with bare dns_sd: `start` registers NAME (dnssd-ref register), the watcher
 /// (dnssd-ref watch, already running in the other host) reports "seen NAME <ns>".
-func runDiscoverReference(watchCommand: String, name: String, start: String, count: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
+func runDiscoverReference(watchCommand: String, name: String, start: String, count: Int, holdMs: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
     var out = Samples()
     var goodbye: [Double] = []
     let watcher = try LineReader(command: watchCommand)
@@ -382,6 +407,7 @@ func runDiscoverReference(watchCommand: String, name: String, start: String, cou
             let ns = Int64(line.split(separator: " ").last ?? "")
         {
             out.samples.append(Double(ns - began) / 1000)
+            sleepMilliseconds(holdMs)
             let stopAt = realtimeNanoseconds()
             stopProcess(pid)
             if let (gone, _) = watcher.wait(prefix: "gone \(name) ", from: index, timeoutMs: timeoutMs),
@@ -461,19 +487,24 @@ func run() async throws {
             responseBytes: try args.int("response-bytes", default: sizes.response)
         ).printJSON()
     case "visible":
+        let schedule = GapSchedule(
+            state: UInt64(try args.int("seed", default: 1)), minMs: try args.int("min-gap-ms", default: 1200),
+            maxMs: try args.int("max-gap-ms", default: 2800))
         try runVisible(
             publishSocket: args.string("publish-socket"), watchSocket: args.string("watch-socket"), count: args.int("count"),
-            gapMs: args.int("gap-ms", default: 1000), pollMs: args.int("poll-ms", default: 5), timeoutMs: args.int("timeout-ms", default: 10_000)
+            schedule: schedule, pollMs: args.int("poll-ms", default: 5)
         ).printJSON()
     case "discover":
         try runDiscover(
             watchSocket: args.string("watch-socket"), name: args.string("name"), start: args.string("start"), count: args.int("count"),
-            pollMs: args.int("poll-ms", default: 5), settleMs: args.int("settle-ms", default: 500), timeoutMs: args.int("timeout-ms", default: 10_000)
+            pollMs: args.int("poll-ms", default: 5), holdMs: args.int("hold-ms", default: 500), settleMs: args.int("settle-ms", default: 500),
+            timeoutMs: args.int("timeout-ms", default: 10_000)
         ).printJSON()
     case "discover-ref":
         try runDiscoverReference(
             watchCommand: args.string("watch-cmd"), name: args.string("name"), start: args.string("start"), count: args.int("count"),
-            settleMs: args.int("settle-ms", default: 500), timeoutMs: args.int("timeout-ms", default: 10_000)
+            holdMs: args.int("hold-ms", default: 500), settleMs: args.int("settle-ms", default: 500),
+            timeoutMs: args.int("timeout-ms", default: 10_000)
         ).printJSON()
     case "scale":
         guard let t0 = Int64(try args.string("t0")) else { throw BenchError("--t0 must be CLOCK_REALTIME ns") }

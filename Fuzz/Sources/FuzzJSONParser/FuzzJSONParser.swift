@@ -6,8 +6,8 @@
 //   - `serialized` re-parses to an equal value, and serializing that gives the same text;
 //   - `prettySerialized` re-parses to an equal value;
 //   - if the value reads as a userInfo (UserInfo(userInfoJSON:)), its JSON form can be produced
-//     and reads back, and after that one round the JSON form is stable (dates are kept to the
-//     millisecond, so the first round may round them);
+//     and reads back as the same userInfo (dates to the millisecond), and after that one round
+//     the JSON form is stable (the first round may round dates);
 //   - likewise for an activity (Activity(json:)), as the agent reads `publish` and writes it to a
 //     handler.
 
@@ -47,10 +47,12 @@ public func fuzzJSONParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     guard case .object = value else { return 0 }
 
-    if let userInfo = try? UserInfo(userInfoJSON: value) {
+    if let userInfo = try? UserInfo(userInfoJSON: value), !KnownBugs.breaksJSONForm(.dictionary(userInfo), faithfully: true) {
         let json = userInfo.userInfoJSON
         do {
             let back = try UserInfo(userInfoJSON: json)
+            require(faithfulJSONRoundTrip(.dictionary(userInfo), .dictionary(back)), target,
+                    "userInfo JSON form \(json.serialized.debugDescription) reads back as \(back), not \(userInfo)")
             let stable = back.userInfoJSON
             require(stable == json, target, "userInfo JSON form not stable: \(json.serialized.debugDescription) then \(stable.serialized.debugDescription)")
         } catch {
@@ -58,7 +60,7 @@ public func fuzzJSONParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
 
-    if let activity = try? Activity(json: value, defaultID: fixedID) {
+    if let activity = try? Activity(json: value, defaultID: fixedID), !KnownBugs.breaksJSONForm(activity, faithfully: true) {
         let json = activity.json
         do {
             let back = try Activity(json: json)

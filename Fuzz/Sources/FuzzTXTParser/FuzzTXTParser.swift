@@ -31,13 +31,16 @@ public func fuzzTXTParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
+private let longestType = ActivityType(rawValue: "a." + String(repeating: "b", count: ActivityType.maximumLength - 2))!
+private let longestAgentID = String(repeating: "f", count: 64)
+private let longestTeamID = String(repeating: "T", count: 64)
+private let someID = UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))
+
 /// An advertisement with every field as long as the parser allows, so the title gets the least room.
 private func largest(title: String) -> ActivityAdvertisement {
-    let type = ActivityType(rawValue: "a." + String(repeating: "b", count: ActivityType.maximumLength - 2))!
-    return ActivityAdvertisement(
-        protocolVersion: 1, agentID: String(repeating: "f", count: 64), sequence: .max,
-        current: .init(id: UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
-                       activityType: type, title: title, teamID: String(repeating: "T", count: 64)))
+    ActivityAdvertisement(
+        protocolVersion: 1, agentID: longestAgentID, sequence: .max,
+        current: .init(id: someID, activityType: longestType, title: title, teamID: longestTeamID))
 }
 
 private func checkRoundTrip(_ advertisement: ActivityAdvertisement, origin: String) {

@@ -5,7 +5,8 @@
 //   - decode(encode(v)) succeeds and is identical (isIdentical(to:): doubles and dates by bit
 //     pattern) to v, and encode is stable: encode(decode(encode(v))) == encode(v);
 //   - decodeUserInfo agrees with decode on whether the value is a dictionary;
-//   - the value's JSON form (what a handler reads on standard input) can be produced.
+//   - the value's JSON form (what a handler reads on standard input) can be produced, and reads
+//     back (PropertyListValue(json:)) as the same value, dates to the millisecond.
 
 import FuzzSupport
 import HandoffCore
@@ -39,7 +40,16 @@ public func fuzzUserInfoDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
         require(userInfo == nil, target, "decodeUserInfo accepts a \(value.typeName)")
     }
 
-    // The JSON form, as ActivityDispatcher hands it to a handler.
-    _ = value.json.serialized
+    // The JSON form, as a handler reads it (ActivityDispatcher) and `continue` returns it: it can
+    // be produced, it parses, and it reads back as the same value (dates to the millisecond).
+    guard !KnownBugs.breaksJSONForm(value) else { return 0 }
+    let text = value.json.serialized
+    guard !KnownBugs.breaksJSONForm(value, faithfully: true) else { return 0 }
+    do {
+        let back = try PropertyListValue(json: try JSONValue(parsing: text))
+        require(faithfulJSONRoundTrip(value, back), target, "JSON form \(text.debugDescription) reads back as \(back), not \(value)")
+    } catch {
+        invariantFailed(target, "JSON form \(text.debugDescription) does not read back: \(error)")
+    }
     return 0
 }

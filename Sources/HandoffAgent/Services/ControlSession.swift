@@ -14,27 +14,19 @@ import Foundation
 /// activities are resigned.
 public enum ControlSession {
     public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
+        var inbound = connection.inbound.makeAsyncIterator()
+        guard let first = try await inbound.next() else { return }
+        if let (command, body) = try? ControlProtocol.decodeRequest(first), command == "openStreams" || command == "acceptStreams" {
+            try await ContinuationStreamSession.serve(command, body, inbound: &inbound, connection: connection, agent: agent)
+            return
+        }
         let link = ControlLink(outbound: connection.outbound)
         do {
             try await withThrowingDiscardingTaskGroup { group in
-                for try await frame in connection.inbound {
-                    group.addTask {
-                        let result: Result<JSONValue, HandoffError>
-                        var requestID: JSONValue?
-                        switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
-                        case .success(let (command, body)):
-                            requestID = body["requestID"]
-                            result = await execute(command, body, agent: agent, link: link)
-                        case .failure(let error):
-                            result = .failure(error)
-                        }
-                        var response = ControlProtocol.responseJSON(result)
-                        if let requestID, case .object(var members) = response {
-                            members["requestID"] = requestID
-                            response = .object(members)
-                        }
-                        await link.send(response)
-                    }
+                var next: Frame? = first
+                while let frame = next {
+                    group.addTask { await answer(frame, link: link, agent: agent) }
+                    next = try await inbound.next()
                 }
             }
         } catch {
@@ -42,6 +34,20 @@ public enum ControlSession {
             throw error
         }
         await agent.controlConnectionClosed(link)
+    }
+
+    /// Runs one request and sends its response (with its `requestID`).
+    static func answer(_ frame: Frame, link: ControlLink, agent: Agent) async {
+        let result: Result<JSONValue, HandoffError>
+        var requestID: JSONValue?
+        switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
+        case .success(let (command, body)):
+            requestID = body["requestID"]
+            result = await execute(command, body, agent: agent, link: link)
+        case .failure(let error):
+            result = .failure(error)
+        }
+        await link.send(ControlProtocol.responseJSON(result, requestID: requestID))
     }
 
     /// Runs one control command.

@@ -16,7 +16,8 @@ public enum PeerSession {
         var machine = SourceSessionStateMachine(hello: agent.hello)
         let delay = agent.configuration.faults.payloadDelay
         let remote = connection.remoteAddress.map { "\($0)" } ?? "unknown"
-        for try await frame in connection.inbound {
+        var inbound = connection.inbound.makeAsyncIterator()
+        while let frame = try await inbound.next() {
             switch machine.received(frame) {
             case .send(let frames):
                 for frame in frames { try await connection.outbound.write(frame) }
@@ -39,6 +40,16 @@ public enum PeerSession {
                 for frame in frames { try await connection.outbound.write(frame) }
             case .notifyContinued(let request):
                 await agent.activityWasContinued(request, by: machine.peer?.name ?? remote)
+                return
+            case .openStreams(let request):
+                switch await agent.awaitStreamApp(request, peerOutbound: connection.outbound) {
+                case .failure(let error):
+                    try await connection.outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
+                case .success(let appOutbound):
+                    try await connection.outbound.write(PeerMessage.streamAccepted.frame)
+                    // Peer to app here; the app's own session pumps app to peer.
+                    try await StreamChannels.pump(&inbound, to: appOutbound)
+                }
                 return
             case .sendAndClose(let frames, let reason):
                 for frame in frames { try await connection.outbound.write(frame) }

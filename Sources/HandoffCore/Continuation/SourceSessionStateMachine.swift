@@ -14,6 +14,9 @@ public struct SourceSessionStateMachine: Sendable {
         case lookUp(FetchRequest)
         /// The peer continued an activity of ours: tell its app; the peer closes next.
         case notifyContinued(FetchRequest)
+        /// The peer wants continuation streams: pair this connection with the activity's app; the
+        /// connection carries stream frames from now on.
+        case openStreams(StreamRequest)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -60,6 +63,9 @@ public struct SourceSessionStateMachine: Sendable {
             return .lookUp(request)
         case (.ready, .continued(let request)):
             return .notifyContinued(request)
+        case (.ready, .streamOpen(let request)):
+            state = .closed
+            return .openStreams(request)
         default:
             return close("unexpected \(frame.kind) frame")
         }

@@ -23,12 +23,15 @@ public enum ControlProtocol {
         Frame(kind: .controlResponse, payload: Array(responseJSON(result).serialized.utf8))
     }
 
-    /// A response body: `{"ok": ...}` or `{"error": {...}}`.
-    public static func responseJSON(_ result: Result<JSONValue, HandoffError>) -> JSONValue {
+    /// A response body: `{"ok": ...}` or `{"error": {...}}`, with the request's `requestID`.
+    public static func responseJSON(_ result: Result<JSONValue, HandoffError>, requestID: JSONValue? = nil) -> JSONValue {
+        var body: [String: JSONValue]
         switch result {
-        case .success(let value): .object(["ok": value])
-        case .failure(let error): .object(["error": errorJSON(error)])
+        case .success(let value): body = ["ok": value]
+        case .failure(let error): body = ["error": errorJSON(error)]
         }
+        if let requestID { body["requestID"] = requestID }
+        return .object(body)
     }
 
     /// The JSON form of an error: `{"code", "name", "message"}`.

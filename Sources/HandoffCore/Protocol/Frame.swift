@@ -15,13 +15,24 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let error = FrameKind(rawValue: 0x05)
     /// Continuing agent tells the source its activity was continued (`userActivityWasContinued`).
     public static let continued = FrameKind(rawValue: 0x06)
+    /// Continuing agent asks for continuation streams to an activity's app (first frame after hello).
+    public static let streamOpen = FrameKind(rawValue: 0x07)
+    /// Source agent: the app accepted; stream data follows in both directions.
+    public static let streamAccepted = FrameKind(rawValue: 0x08)
+    /// Bytes of a continuation stream (peer connections and stream control connections).
+    public static let streamData = FrameKind(rawValue: 0x09)
+    /// The sender will write no more stream data.
+    public static let streamEnd = FrameKind(rawValue: 0x0A)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
     public static let controlResponse = FrameKind(rawValue: 0x21)
 
     /// Every kind a v1 decoder accepts.
-    public static let known: Set<FrameKind> = [.hello, .fetch, .activity, .userInfo, .error, .continued, .controlRequest, .controlResponse]
+    public static let known: Set<FrameKind> = [
+        .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
+        .controlRequest, .controlResponse,
+    ]
 
     public var description: String {
         switch self {
@@ -31,6 +42,10 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .userInfo: "userInfo"
         case .error: "error"
         case .continued: "continued"
+        case .streamOpen: "streamOpen"
+        case .streamAccepted: "streamAccepted"
+        case .streamData: "streamData"
+        case .streamEnd: "streamEnd"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

@@ -43,6 +43,18 @@ public struct FetchRequest: Sendable, Hashable {
     }
 }
 
+/// A request for continuation streams to the app that published an activity.
+public struct StreamRequest: Sendable, Hashable {
+    public var activityID: UUID
+    /// Identifies the stream pair, for logs and for pairing the source app's connection.
+    public var streamID: UUID
+
+    public init(activityID: UUID, streamID: UUID) {
+        self.activityID = activityID
+        self.streamID = streamID
+    }
+}
+
 /// A message between two agents: the decoded form of one frame.
 public enum PeerMessage: Sendable, Hashable {
     case hello(PeerHello)
@@ -55,6 +67,14 @@ public enum PeerMessage: Sendable, Hashable {
     case error(code: Int, message: String)
     /// The continuing agent delivered the activity (sent on a new connection after hello).
     case continued(FetchRequest)
+    /// Open continuation streams to the activity's app (sent on a new connection after hello).
+    case streamOpen(StreamRequest)
+    /// The source app accepted the streams.
+    case streamAccepted
+    /// Stream bytes.
+    case streamData([UInt8])
+    /// The sender will write no more stream data.
+    case streamEnd
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -82,6 +102,16 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .continued, payload: PropertyListBinaryCoding.encode([
                 "activityID": .uuid(f.activityID), "continuationID": .uuid(f.continuationID),
             ]))
+        case .streamOpen(let r):
+            return Frame(kind: .streamOpen, payload: PropertyListBinaryCoding.encode([
+                "activityID": .uuid(r.activityID), "streamID": .uuid(r.streamID),
+            ]))
+        case .streamAccepted:
+            return Frame(kind: .streamAccepted, payload: PropertyListBinaryCoding.encode([String: PropertyListValue]()))
+        case .streamData(let bytes):
+            return Frame(kind: .streamData, payload: bytes)
+        case .streamEnd:
+            return Frame(kind: .streamEnd, payload: [])
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -95,6 +125,9 @@ public enum PeerMessage: Sendable, Hashable {
     public init(frame: Frame) throws(FrameError) {
         let kind = frame.kind
         func malformed(_ reason: String) -> FrameError { .malformed(kind: kind, reason: reason) }
+        // Stream frames carry raw bytes, not a property list.
+        if kind == .streamData { self = .streamData(frame.payload); return }
+        if kind == .streamEnd { self = .streamEnd; return }
         let fields: UserInfo
         do { fields = try PropertyListBinaryCoding.decodeUserInfo(frame.payload) } catch { throw malformed(error.description) }
         switch kind {
@@ -123,6 +156,13 @@ public enum PeerMessage: Sendable, Hashable {
             do { self = .activity(try Activity(propertyList: fields), source: source) } catch { throw malformed(error.description) }
         case .userInfo:
             self = .userInfo(fields)
+        case .streamOpen:
+            guard case .uuid(let activityID)? = fields["activityID"], case .uuid(let streamID)? = fields["streamID"] else {
+                throw malformed("missing activityID or streamID")
+            }
+            self = .streamOpen(StreamRequest(activityID: activityID, streamID: streamID))
+        case .streamAccepted:
+            self = .streamAccepted
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")

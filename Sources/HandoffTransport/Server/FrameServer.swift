@@ -2,6 +2,7 @@ import HandoffCore
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -38,6 +39,10 @@ public struct FrameServer: Sendable {
     }
 
     let channel: NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>
+    /// Accepted connections not yet taken by ``run(logger:handler:)``. NIO requires every
+    /// connection to be closed through `executeThenClose`; when the accept loop is cancelled,
+    /// these are closed that way instead of being dropped.
+    let unclaimed: UnclaimedConnections
     /// The bound address.
     public let address: Address
     /// The bound TCP port (useful when 0 was asked for), nil for Unix sockets.
@@ -49,10 +54,13 @@ public struct FrameServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        let unclaimed = UnclaimedConnections()
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<Frame, Frame>> = { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-                return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                let connection = try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                unclaimed.add(connection)
+                return connection
             }
         }
         let channel: NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>
@@ -66,7 +74,7 @@ public struct FrameServer: Sendable {
                 throw FrameServerError(message: "cannot set mode 0600 on control socket \(path): errno \(errno)")
             }
         }
-        return FrameServer(channel: channel, address: address)
+        return FrameServer(channel: channel, unclaimed: unclaimed, address: address)
     }
 
     /// Accepts connections until the task is cancelled or the listener closes, running `handler`
@@ -76,6 +84,17 @@ public struct FrameServer: Sendable {
             try await accept(logger: logger, handler: handler)
         } catch is CancellationError {
             // Cancelled (graceful shutdown): a normal end, not a failure.
+        } catch {
+            await closeUnclaimed()
+            throw error
+        }
+        await closeUnclaimed()
+    }
+
+    /// Closes connections accepted but never handed to the handler, as NIO requires.
+    private func closeUnclaimed() async {
+        for connection in unclaimed.takeAll() {
+            try? await connection.executeThenClose { _, _ in }
         }
     }
 
@@ -83,6 +102,7 @@ public struct FrameServer: Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { inbound in
                 for try await client in inbound {
+                    unclaimed.remove(client)
                     group.addTask {
                         let remote = client.channel.remoteAddress
                         do {
@@ -106,6 +126,26 @@ public struct FrameServer: Sendable {
     /// Stops accepting.
     public func close() async {
         try? await channel.channel.close()
+    }
+}
+
+/// Connections accepted by NIO that the accept loop has not taken yet.
+final class UnclaimedConnections: Sendable {
+    private let connections = Mutex<[ObjectIdentifier: NIOAsyncChannel<Frame, Frame>]>([:])
+
+    func add(_ connection: NIOAsyncChannel<Frame, Frame>) {
+        connections.withLock { $0[ObjectIdentifier(connection.channel)] = connection }
+    }
+
+    func remove(_ connection: NIOAsyncChannel<Frame, Frame>) {
+        _ = connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection.channel)) }
+    }
+
+    func takeAll() -> [NIOAsyncChannel<Frame, Frame>] {
+        connections.withLock { all in
+            defer { all = [:] }
+            return Array(all.values)
+        }
     }
 }
 
