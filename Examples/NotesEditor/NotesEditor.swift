@@ -130,6 +130,12 @@ final class NoteViewerDelegate: HandoffApplicationDelegate {
         say("didFailToContinueUserActivity: \(activityType): \(error)")
     }
 
+    func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool {
+        let text = url.isFileURL ? ((try? String(contentsOf: url, encoding: .utf8)) ?? "") : ""
+        say("open: \(url.absoluteString) from \(sourceApplication ?? "the CLI"): \(text)")
+        return true
+    }
+
     func didUpdate(_ userActivity: UserActivity) async {
         say("didUpdate: the note is open")
         if once { done.continuation.yield() }

@@ -216,6 +216,37 @@ public actor Agent {
         ])
     }
 
+    // MARK: Open URL
+
+    /// Whether an app with this bundle ID is connected.
+    public func isAppConnected(bundleID: String) -> Bool {
+        apps.values.contains { $0.manifest.identity.bundleID == bundleID }
+    }
+
+    /// Hands a URL (or a file in the app's Inbox) to the app: `openURL`, answered within
+    /// `limits.handlerTimeout`. Returns whether the app handled it.
+    public func deliverOpen(url: URL, request: OpenRequest, peer: String) async -> Result<Bool, HandoffError> {
+        guard let app = apps.values.first(where: { $0.manifest.identity.bundleID == request.bundleID }) else {
+            return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
+        }
+        var event: [String: JSONValue] = ["url": .string(url.absoluteString), "peer": .string(peer)]
+        if let source = request.sourceApplication { event["sourceApplication"] = .string(source) }
+        if let annotation = request.annotation { event["annotation"] = annotation.json }
+        logger.info("opening in app", metadata: ["handoff.app": "\(request.bundleID)", "handoff.url": "\(url)", "handoff.peer": "\(peer)"])
+        guard let reply = await ask(app.link, event: "openURL", event, timeout: configuration.limits.handlerTimeout) else {
+            return .failure(.handoffFailed("the app \(request.bundleID) did not answer within limits.handlerTimeout"))
+        }
+        return .success(reply["handled"]?.boolValue ?? false)
+    }
+
+    /// Sends a URL or a file to an app on a peer (`handoff open`).
+    public func open(_ request: OpenRequest, file: [UInt8], onPeer peerName: String) async -> Result<JSONValue, HandoffError> {
+        guard let peer = directory.peer(named: peerName) else {
+            return .failure(.connectionUnavailable("no peer named \(peerName); `handoff peers` lists them"))
+        }
+        return await OpenURLTransfer.send(request, file: file, to: peer, agent: self)
+    }
+
     // MARK: Continuation streams
 
     /// Where the activity of a continuation delivered to an app came from.

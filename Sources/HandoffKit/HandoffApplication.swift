@@ -240,6 +240,14 @@ public actor HandoffApplication {
             await activity.delegate?.userActivityWillSave(activity)
             activity.needsSave = false
             await reply(replyID, ["activity": activity.snapshot.json])
+        case "openURL":
+            guard let text = event["url"]?.stringValue, let url = URL(string: text) else {
+                await reply(replyID, ["handled": .bool(false)])
+                return
+            }
+            let annotation = event["annotation"].flatMap { try? PropertyListValue(json: $0) }
+            let handled = await delegate.open(url, sourceApplication: event["sourceApplication"]?.stringValue, annotation: annotation)
+            await reply(replyID, ["handled": .bool(handled)])
         case "wasContinued":
             guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id] else { return }
             await activity.delegate?.userActivityWasContinued(activity)

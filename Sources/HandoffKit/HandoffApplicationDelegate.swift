@@ -26,6 +26,10 @@ public protocol HandoffApplicationDelegate: AnyObject, Sendable {
     func didFailToContinueUserActivity(withType activityType: String, error: HandoffError) async
     /// The activity was continued and restored.
     func didUpdate(_ userActivity: UserActivity) async
+    /// Another host sent a URL or a file (in this app's Inbox, which it may read and delete).
+    /// `sourceApplication` is the sending app's bundle ID, `annotation` a property list from it.
+    /// Return true if handled.
+    func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool
     /// The object for a path of restoration identifiers (from the root down), or nil to let the
     /// library use one registered with ``HandoffApplication/registerRestorable(_:identifierPath:)``.
     func restorationObject(forIdentifierPath path: [String]) async -> (any UserActivityRestoring)?
@@ -36,4 +40,5 @@ extension HandoffApplicationDelegate {
     public func didFailToContinueUserActivity(withType activityType: String, error: HandoffError) async {}
     public func didUpdate(_ userActivity: UserActivity) async {}
     public func restorationObject(forIdentifierPath path: [String]) async -> (any UserActivityRestoring)? { nil }
+    public func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool { false }
 }

@@ -21,7 +21,7 @@ struct HandoffCLI: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/handoff/handoffd.sock (or /tmp/handoff-UID/handoffd.sock).
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
-        subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self])
+        subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self, Open.self])
 
     /// Lets `--socket PATH` stand before the subcommand (`handoff --socket P status`), as the
     /// usage line shows, by moving it after the subcommand's name.
@@ -208,5 +208,44 @@ struct Continue: AsyncParsableCommand {
         if options.json { print(result.serialized); return }
         let activity = result["activity"]
         print("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?"))")
+    }
+}
+
+struct Open: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a file or a URL to an app on another host; the app gets open(_:sourceApplication:annotation:).",
+        discussion: "A file lands in the app's Inbox on that host (read-only). Exits 0 when the app handled it.")
+    @OptionGroup var options: GlobalOptions
+    @Option(name: .long, help: ArgumentHelp("The peer's name, as `handoff peers` shows it.", valueName: "name"))
+    var peer: String
+    @Option(name: .long, help: ArgumentHelp("The receiving app's bundle ID.", valueName: "bundle-id"))
+    var app: String
+    @Option(name: .long, help: ArgumentHelp("A JSON value passed to the app as the annotation.", valueName: "json"))
+    var annotation: String?
+    @Argument(help: "A file to send, or an absolute URL.") var target: String
+
+    /// Control frames carry at most 16 MiB; the file travels base64-encoded inside one.
+    static let maximumFileBytes = 12 * 1024 * 1024
+
+    func run() async throws {
+        var arguments: [String: JSONValue] = ["peer": .string(peer), "app": .string(app)]
+        if let annotation {
+            do { arguments["annotation"] = try JSONValue(parsing: annotation) } catch { throw ValidationError("--annotation: \(error)") }
+        }
+        if FileManager.default.fileExists(atPath: target) {
+            guard let data = FileManager.default.contents(atPath: target) else { throw ValidationError("cannot read \(target)") }
+            guard data.count <= Self.maximumFileBytes else {
+                throw ValidationError("\(target) is \(data.count) bytes; handoff open sends files up to \(Self.maximumFileBytes) bytes")
+            }
+            arguments["file"] = .object(["name": .string((target as NSString).lastPathComponent), "data": .string(data.base64EncodedString())])
+        } else if let url = URL(string: target), url.scheme != nil {
+            arguments["url"] = .string(target)
+        } else {
+            throw ValidationError("\(target) is neither a file nor an absolute URL")
+        }
+        let result = try await options.call("open", arguments)
+        let handled = result["handled"]?.boolValue ?? false
+        if options.json { print(result.serialized) } else { print(handled ? "\(app) on \(peer) opened it" : "\(app) on \(peer) did not handle it") }
+        if !handled { throw ExitCode(1) }
     }
 }

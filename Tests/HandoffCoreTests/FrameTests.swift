@@ -43,12 +43,15 @@ struct FrameTests {
         #expect(FrameKind.controlResponse.rawValue == 0x21)
         #expect(FrameKind.continued.rawValue == 0x06)
         #expect(FrameKind.streamEnd.rawValue == 0x0A)
-        #expect(FrameKind.known.count == 12)
+        #expect(FrameKind.open.rawValue == 0x0B)
+        #expect(FrameKind.opened.rawValue == 0x0C)
+        #expect(FrameKind.known == [.hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted,
+                                    .streamData, .streamEnd, .open, .opened, .controlRequest, .controlResponse])
         #expect(FrameKind.userInfo.description == "userInfo")
         #expect(FrameKind(rawValue: 0x7F).description == "unknown(0x7f)")
     }
 
-    @Test("limits refuse a kind this version does not know", arguments: [0x00, 0x0B, 0x1F, 0x22, 0x80, 0xFF] as [UInt8])
+    @Test("limits refuse a kind this version does not know", arguments: [0x00, 0x1E, 0x1F, 0x22, 0x80, 0xFF] as [UInt8])
     func unknownKind(_ raw: UInt8) {
         let error = #expect(throws: FrameError.self) { try FrameLimits().check(FrameHeader(kind: FrameKind(rawValue: raw), length: 0)) }
         #expect(error == .unknownKind(raw))

@@ -83,6 +83,37 @@ final class HandoffKitOnHostsTests: XCTestCase {
         XCTAssertEqual(read(rival).count, 1, "another team's app must get nothing: \(read(rival))")
     }
 
+    func testOpenSendsAFileIntoTheAppsInboxAndNoNameEscapesIt() throws {
+        let viewer = try start("h2", ["open"], log: "viewer-open")
+        try waitForLine(viewer, "ready")
+        try lab.waitUntil("h2 is a peer of h1", timeout: 5) { try lab.handoff("h1", "peers").stdout.contains("h2 ") }
+        let h1 = try lab.path("h1")
+        try "remember the milk".write(toFile: "\(h1)/todo.txt", atomically: true, encoding: .utf8)
+        let sent = try lab.handoff("h1", "open", "--peer", "h2", "--app", "com.example.notes", "\(h1)/todo.txt")
+        XCTAssertEqual(sent.status, 0, sent.stderr + sent.stdout)
+        try waitForLine(viewer, "open: file://")
+        let line = read(viewer).first { $0.hasPrefix("open: file://") }!
+        XCTAssertTrue(line.hasSuffix("/com.example.notes/Inbox/todo.txt from the CLI: remember the milk"), line)
+
+        // A hostile name, written straight to the control socket as a modified agent would send it.
+        let request = #"{"command": "open", "peer": "h2", "app": "com.example.notes", "file": {"name": "../../../../tmp/escaped.txt", "data": "aGk="}}"#
+        let script = """
+            import json, socket, struct, sys
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); body = sys.argv[2].encode()
+            s.sendall(bytes([0x20]) + struct.pack('>I', len(body)) + body)
+            header = s.recv(5); n = struct.unpack('>I', header[1:])[0]; data = b''
+            while len(data) < n: data += s.recv(n - len(data))
+            print(data.decode())
+            """
+        let answer = try lab.exec("h1", ["python3", "-c", script, "\(h1)/handoff.sock", request])
+        XCTAssertTrue(answer.stdout.contains(#""handled":true"#), answer.stdout + answer.stderr)
+        try waitForLine(viewer, "open: file://", timeout: 5)
+        try lab.waitUntil("the second open", timeout: 5) { read(viewer).filter { $0.hasPrefix("open: file://") }.count == 2 }
+        let escaped = read(viewer).filter { $0.hasPrefix("open: file://") }[1]
+        XCTAssertTrue(escaped.contains("/com.example.notes/Inbox/escaped.txt from the CLI: hi"), escaped)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/escaped.txt"), "a peer-supplied name must not leave the Inbox")
+    }
+
     func testSlowWillSaveGives4610AndDidFail() throws {
         let viewer = try start("h2", ["open"], log: "viewer-slow")
         try waitForLine(viewer, "ready")

@@ -100,6 +100,7 @@ final class LabDriver: @unchecked Sendable {
         let dir = try path(host)
         full["name"] = host
         full["socketPath"] = "\(dir)/handoff.sock"
+        full["inboxDirectory"] = "\(dir)/apps"
         let data = try JSONSerialization.data(withJSONObject: full, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         let file = "\(dir)/test-config.json"
         try data.write(to: URL(fileURLWithPath: file))

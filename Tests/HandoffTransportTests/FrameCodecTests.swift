@@ -174,7 +174,7 @@ struct FrameCodecTests {
         #expect(try channel.finish().isClean)
     }
 
-    @Test("an unknown kind is refused", arguments: [UInt8(0x00), 0x0B, 0x1F, 0x22, 0x47, 0xFF])
+    @Test("an unknown kind is refused", arguments: [UInt8(0x00), 0x1E, 0x1F, 0x22, 0x47, 0xFF])
     func unknownKind(raw: UInt8) {
         let result = decodeError([raw, 0, 0, 0, 0])
         #expect(result.error as? FrameError == .unknownKind(raw))

@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import HandoffCore
 
 /// The agent's settings. config/handoffd.json documents every key with its default.
@@ -31,6 +32,8 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var fetchTimeout: Duration = .seconds(5)
         /// `limits.handlerTimeout`: seconds a handler command may run before it is killed.
         public var handlerTimeout: Duration = .seconds(30)
+        /// `limits.maxOpenFileBytes`: the largest file a peer may send to an app (`handoff open`).
+        public var maxOpenFileBytes: Int = 64 * 1024 * 1024
     }
 
     /// Deliberate misbehaviour, to test apps against failures.
@@ -56,26 +59,38 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var handlers: [Handler] = []
     /// `urlOpener`: the argv that opens an activity's webpageURL when no handler takes it.
     public var urlOpener: [String] = ["xdg-open"]
+    /// `inboxDirectory`: files sent by peers land in `<inboxDirectory>/<bundleID>/Inbox`.
+    public var inboxDirectory: String
     /// `logLevel`: trace, debug, info, notice, warning, error or critical.
     public var logLevel: String = "info"
     /// `faults.*`.
     public var faults = Faults()
 
     /// The defaults, given the host name and the default socket path.
-    public init(name: String, socketPath: String) {
+    public init(name: String, socketPath: String, inboxDirectory: String? = nil) {
         self.name = name
         self.socketPath = socketPath
+        self.inboxDirectory = inboxDirectory ?? Self.defaultInboxDirectory()
+    }
+
+    /// `$XDG_STATE_HOME/handoff/apps`, else `~/.local/state/handoff/apps`.
+    public static func defaultInboxDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/handoff/apps" }
+        return (environment["HOME"] ?? "/tmp") + "/.local/state/handoff/apps"
     }
 
     /// Reads every key from `reader`; a missing key keeps its default. Values are range-checked
     /// and a bad one is refused with its key's name.
     public init(reader: ConfigReader, defaultName: String, defaultSocketPath: String) throws(ConfigurationError) {
         self.init(name: reader.string(forKey: "name", default: defaultName),
-                  socketPath: reader.string(forKey: "socketPath", default: defaultSocketPath))
+                  socketPath: reader.string(forKey: "socketPath", default: defaultSocketPath),
+                  inboxDirectory: reader.string(forKey: "inboxDirectory"))
         port = reader.int(forKey: "port", default: port)
         listenAddress = reader.string(forKey: "listenAddress", default: listenAddress)
         serviceType = reader.string(forKey: "serviceType", default: serviceType)
         limits.maxUserInfoBytes = reader.int(forKey: "limits.maxUserInfoBytes", default: limits.maxUserInfoBytes)
+        limits.maxOpenFileBytes = reader.int(forKey: "limits.maxOpenFileBytes", default: limits.maxOpenFileBytes)
         limits.connectTimeout = try Self.seconds(reader, "limits.connectTimeout", default: limits.connectTimeout)
         limits.fetchTimeout = try Self.seconds(reader, "limits.fetchTimeout", default: limits.fetchTimeout)
         limits.handlerTimeout = try Self.seconds(reader, "limits.handlerTimeout", default: limits.handlerTimeout)
@@ -119,6 +134,10 @@ public struct AgentConfiguration: Sendable, Equatable {
         guard (1...(16 * 1024 * 1024)).contains(limits.maxUserInfoBytes) else {
             throw ConfigurationError(key: "limits.maxUserInfoBytes", "must be 1 to 16777216 bytes, got \(limits.maxUserInfoBytes)")
         }
+        guard limits.maxOpenFileBytes >= 0 else {
+            throw ConfigurationError(key: "limits.maxOpenFileBytes", "must be 0 or more bytes (0 refuses every file)")
+        }
+        guard inboxDirectory.hasPrefix("/") else { throw ConfigurationError(key: "inboxDirectory", "must be an absolute path") }
         guard !urlOpener.isEmpty, !urlOpener[0].isEmpty else { throw ConfigurationError(key: "urlOpener", "must name a program, e.g. [\"xdg-open\"]") }
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
         guard levels.contains(logLevel) else { throw ConfigurationError(key: "logLevel", "must be one of \(levels.joined(separator: ", "))") }

@@ -31,7 +31,8 @@ public enum ConfigurationFile {
     static let schema: [String: ValueType] = [
         "name": .string, "port": .int, "listenAddress": .string, "socketPath": .string, "serviceType": .string,
         "limits.maxUserInfoBytes": .int, "limits.connectTimeout": .seconds, "limits.fetchTimeout": .seconds,
-        "limits.handlerTimeout": .seconds, "urlOpener": .stringArray, "logLevel": .string,
+        "limits.handlerTimeout": .seconds, "limits.maxOpenFileBytes": .int, "urlOpener": .stringArray, "logLevel": .string,
+        "inboxDirectory": .string,
         "faults.payloadDelayMs": .int,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray]

@@ -88,6 +88,24 @@ public enum ControlSession {
             do { manifest = try AppManifest(json: body["app"] ?? .null) } catch { return .failure(.handoffFailed("registerApp: \(error)")) }
             await agent.registerApp(manifest, link: link)
             return .success(.object(["registered": .string(manifest.identity.bundleID)]))
+        case "open":
+            guard let peer = body["peer"]?.stringValue, let bundleID = body["app"]?.stringValue else {
+                return .failure(.handoffFailed("open needs \"peer\" and \"app\" (a bundle ID)"))
+            }
+            var annotation: PropertyListValue?
+            if let json = body["annotation"] {
+                do { annotation = try PropertyListValue(json: json) } catch { return .failure(.handoffFailed("open: annotation: \(error)")) }
+            }
+            let source = await link?.manifest?.identity.bundleID
+            if let url = body["url"]?.stringValue {
+                guard let parsed = URL(string: url), parsed.scheme != nil else { return .failure(.handoffFailed("open: \(url) is not an absolute URL")) }
+                return await agent.open(OpenRequest(bundleID: bundleID, url: parsed, sourceApplication: source, annotation: annotation), file: [], onPeer: peer)
+            }
+            guard let file = body["file"], let name = file["name"]?.stringValue, let data = file["data"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) else {
+                return .failure(.handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)}"))
+            }
+            let request = OpenRequest(bundleID: bundleID, fileName: name, fileSize: data.count, sourceApplication: source, annotation: annotation)
+            return await agent.open(request, file: Array(data), onPeer: peer)
         case "reply":
             guard let replyID = body["replyID"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("reply needs \"replyID\" from the event it answers"))

@@ -18,6 +18,7 @@ public enum PeerSession {
         let remote = connection.remoteAddress.map { "\($0)" } ?? "unknown"
         var inbound = connection.inbound.makeAsyncIterator()
         while let frame = try await inbound.next() {
+            let peerName = machine.peer?.name ?? remote
             switch machine.received(frame) {
             case .send(let frames):
                 for frame in frames { try await connection.outbound.write(frame) }
@@ -39,7 +40,11 @@ public enum PeerSession {
                 ])
                 for frame in frames { try await connection.outbound.write(frame) }
             case .notifyContinued(let request):
-                await agent.activityWasContinued(request, by: machine.peer?.name ?? remote)
+                await agent.activityWasContinued(request, by: peerName)
+                return
+            case .receiveOpen(let request):
+                try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
+                                                  peer: peerName, agent: agent)
                 return
             case .openStreams(let request):
                 switch await agent.awaitStreamApp(request, peerOutbound: connection.outbound) {

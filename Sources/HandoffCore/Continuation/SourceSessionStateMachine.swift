@@ -17,6 +17,8 @@ public struct SourceSessionStateMachine: Sendable {
         /// The peer wants continuation streams: pair this connection with the activity's app; the
         /// connection carries stream frames from now on.
         case openStreams(StreamRequest)
+        /// The peer sends a URL or a file to one of our apps; for a file, stream frames follow.
+        case receiveOpen(OpenRequest)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -66,6 +68,9 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready, .streamOpen(let request)):
             state = .closed
             return .openStreams(request)
+        case (.ready, .open(let request)):
+            state = .closed
+            return .receiveOpen(request)
         default:
             return close("unexpected \(frame.kind) frame")
         }

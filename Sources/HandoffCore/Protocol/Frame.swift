@@ -23,6 +23,10 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let streamData = FrameKind(rawValue: 0x09)
     /// The sender will write no more stream data.
     public static let streamEnd = FrameKind(rawValue: 0x0A)
+    /// Send a URL or a file to an app on the receiving host (a file follows as stream frames).
+    public static let open = FrameKind(rawValue: 0x0B)
+    /// The receiving app's answer to `open`.
+    public static let opened = FrameKind(rawValue: 0x0C)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
@@ -31,7 +35,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .controlRequest, .controlResponse,
+        .open, .opened, .controlRequest, .controlResponse,
     ]
 
     public var description: String {
@@ -46,6 +50,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .streamAccepted: "streamAccepted"
         case .streamData: "streamData"
         case .streamEnd: "streamEnd"
+        case .open: "open"
+        case .opened: "opened"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

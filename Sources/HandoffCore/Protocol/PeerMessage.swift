@@ -55,6 +55,32 @@ public struct StreamRequest: Sendable, Hashable {
     }
 }
 
+/// A URL or a file sent to an app on another host (UIApplication's open URL).
+public struct OpenRequest: Sendable, Hashable {
+    /// The receiving app's bundle ID.
+    public var bundleID: String
+    /// The URL to open; nil when a file follows.
+    public var url: URL?
+    /// The file's name as the sender gave it (the receiver sanitises it); nil for a URL.
+    public var fileName: String?
+    /// The file's size in bytes.
+    public var fileSize: Int
+    /// The sending app's bundle ID, or nil (the CLI).
+    public var sourceApplication: String?
+    /// A property list from the sender.
+    public var annotation: PropertyListValue?
+
+    public init(bundleID: String, url: URL? = nil, fileName: String? = nil, fileSize: Int = 0,
+                sourceApplication: String? = nil, annotation: PropertyListValue? = nil) {
+        self.bundleID = bundleID
+        self.url = url
+        self.fileName = fileName
+        self.fileSize = fileSize
+        self.sourceApplication = sourceApplication
+        self.annotation = annotation
+    }
+}
+
 /// A message between two agents: the decoded form of one frame.
 public enum PeerMessage: Sendable, Hashable {
     case hello(PeerHello)
@@ -75,6 +101,10 @@ public enum PeerMessage: Sendable, Hashable {
     case streamData([UInt8])
     /// The sender will write no more stream data.
     case streamEnd
+    /// Open a URL or a file in an app on the receiving host.
+    case open(OpenRequest)
+    /// The receiving app's answer.
+    case opened(handled: Bool)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -112,6 +142,15 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .streamData, payload: bytes)
         case .streamEnd:
             return Frame(kind: .streamEnd, payload: [])
+        case .open(let r):
+            var fields: [String: PropertyListValue] = ["bundleID": .string(r.bundleID), "fileSize": .integer(Int64(r.fileSize))]
+            if let url = r.url { fields["url"] = .url(url) }
+            if let name = r.fileName { fields["fileName"] = .string(name) }
+            if let source = r.sourceApplication { fields["sourceApplication"] = .string(source) }
+            if let annotation = r.annotation { fields["annotation"] = annotation }
+            return Frame(kind: .open, payload: PropertyListBinaryCoding.encode(fields))
+        case .opened(let handled):
+            return Frame(kind: .opened, payload: PropertyListBinaryCoding.encode(["handled": .bool(handled)]))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -163,6 +202,20 @@ public enum PeerMessage: Sendable, Hashable {
             self = .streamOpen(StreamRequest(activityID: activityID, streamID: streamID))
         case .streamAccepted:
             self = .streamAccepted
+        case .open:
+            guard case .string(let bundleID)? = fields["bundleID"], case .integer(let size)? = fields["fileSize"], size >= 0 else {
+                throw malformed("missing bundleID or fileSize")
+            }
+            var request = OpenRequest(bundleID: bundleID, fileSize: Int(clamping: size))
+            if case .url(let url)? = fields["url"] { request.url = url }
+            if case .string(let name)? = fields["fileName"] { request.fileName = name }
+            if case .string(let source)? = fields["sourceApplication"] { request.sourceApplication = source }
+            request.annotation = fields["annotation"]
+            guard (request.url == nil) != (request.fileName == nil) else { throw malformed("needs exactly one of url and fileName") }
+            self = .open(request)
+        case .opened:
+            guard case .bool(let handled)? = fields["handled"] else { throw malformed("missing handled") }
+            self = .opened(handled: handled)
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")

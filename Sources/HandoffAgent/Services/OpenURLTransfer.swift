@@ -1,0 +1,175 @@
+import HandoffCore
+import HandoffTransport
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `handoff open`: a URL or a file sent to an app on another host, which gets
+/// `open(_:sourceApplication:annotation:)`.
+///
+/// A file is written to the app's Inbox (`<inboxDirectory>/<bundleID>/Inbox`) under a sanitised,
+/// unique name, read-only (0400), and only then handed to the app; a transfer that fails or is
+/// larger than `limits.maxOpenFileBytes` leaves nothing behind.
+enum OpenURLTransfer {
+    // MARK: Sending
+
+    /// Sends a URL, or a file's bytes, to an app on a peer; returns `{"handled": Bool, ...}`.
+    static func send(_ request: OpenRequest, file: [UInt8], to peer: PeerRecord, agent: Agent) async -> Result<JSONValue, HandoffError> {
+        let limits = agent.configuration.limits
+        let channel: FrameChannel
+        do {
+            channel = try await StreamChannels.connect(to: peer.endpoint, limits: ContinuationStreamSession.peerLimits, connectTimeout: limits.connectTimeout)
+        } catch {
+            return .failure(.connectionUnavailable("cannot connect to \(peer.name): \(error)"))
+        }
+        do {
+            return try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(PeerMessage.hello(agent.hello).frame)
+                try await outbound.write(PeerMessage.open(request).frame)
+                if request.fileName != nil {
+                    var offset = 0
+                    while offset < file.count {
+                        let end = min(offset + 60 * 1024, file.count)
+                        try await outbound.write(PeerMessage.streamData(Array(file[offset..<end])).frame)
+                        offset = end
+                    }
+                    try await outbound.write(PeerMessage.streamEnd.frame)
+                }
+                // The receiving app has limits.handlerTimeout to answer; allow the transfer on top.
+                let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds((limits.handlerTimeout + limits.fetchTimeout).nanoseconds)) {
+                    channel.channel.close(promise: nil)
+                }
+                defer { deadline.cancel() }
+                for try await frame in inbound {
+                    switch try PeerMessage(frame: frame) {
+                    case .hello: continue
+                    case .opened(let handled):
+                        return .success(.object(["handled": .bool(handled), "peer": .string(peer.name), "app": .string(request.bundleID)]))
+                    case .error(let code, let message):
+                        return .failure(HandoffError(HandoffError.Code(rawValue: code), message))
+                    default:
+                        return .failure(.handoffFailed("\(peer.name) answered open with a \(frame.kind) frame"))
+                    }
+                }
+                return .failure(.remoteTimedOut("\(peer.name) closed the connection before the app answered"))
+            }
+        } catch {
+            return .failure(.handoffFailed("sending to \(peer.name) failed: \(error)"))
+        }
+    }
+
+    // MARK: Receiving
+
+    /// Receives an `open` on a peer connection (the file's frames follow on `inbound`) and answers
+    /// with `opened` or `error`.
+    static func receive<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
+                                                  peer: String, agent: Agent) async throws where I.Element == Frame {
+        let result = await receiveAndDeliver(request, inbound: &inbound, peer: peer, agent: agent)
+        switch result {
+        case .success(let handled): try await outbound.write(PeerMessage.opened(handled: handled).frame)
+        case .failure(let error): try await outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
+        }
+    }
+
+    private static func receiveAndDeliver<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, peer: String, agent: Agent) async
+        -> Result<Bool, HandoffError> where I.Element == Frame
+    {
+        let configuration = agent.configuration
+        guard await agent.isAppConnected(bundleID: request.bundleID) else {
+            return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
+        }
+        guard let name = request.fileName else {
+            return await agent.deliverOpen(url: request.url!, request: request, peer: peer)
+        }
+        guard request.fileSize <= configuration.limits.maxOpenFileBytes else {
+            return .failure(.userInfoTooLarge(
+                "the file is \(request.fileSize) bytes, over limits.maxOpenFileBytes (\(configuration.limits.maxOpenFileBytes)) on \(configuration.name)"))
+        }
+        let inbox: String
+        let path: String
+        let fd: Int32
+        do {
+            inbox = try makeInbox(root: configuration.inboxDirectory, bundleID: request.bundleID)
+            (path, fd) = try createUnique(in: inbox, name: InboxFileName.sanitize(name))
+        } catch {
+            return .failure(.handoffFailed("cannot write to the Inbox on \(configuration.name): \(error)"))
+        }
+        var written = 0
+        var complete = false
+        do {
+            while let frame = try await inbound.next() {
+                if frame.kind == .streamEnd { complete = true; break }
+                guard frame.kind == .streamData else { throw FrameError.unexpected(kind: frame.kind, expecting: "file data") }
+                guard written + frame.payload.count <= request.fileSize else { throw FrameError.malformed(kind: .streamData, reason: "more bytes than announced") }
+                try writeAll(fd, frame.payload)
+                written += frame.payload.count
+            }
+        } catch {
+            close(fd)
+            unlink(path)
+            return .failure(.handoffFailed("the file transfer from \(peer) broke: \(error)"))
+        }
+        close(fd)
+        guard complete, written == request.fileSize else {
+            unlink(path)
+            return .failure(.handoffFailed("the file transfer from \(peer) ended after \(written) of \(request.fileSize) bytes; nothing was kept"))
+        }
+        let outcome = await agent.deliverOpen(url: URL(fileURLWithPath: path), request: request, peer: peer)
+        if case .failure = outcome { unlink(path) }
+        return outcome
+    }
+
+    /// `<root>/<bundleID>/Inbox`, created with mode 0700.
+    static func makeInbox(root: String, bundleID: String) throws -> String {
+        let app = InboxFileName.sanitize(bundleID)
+        let inbox = "\(root)/\(app)/Inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return inbox
+    }
+
+    /// Creates `name` in `directory`, or `name (2)`, `name (3)`, ... if taken; never follows or
+    /// replaces an existing file (O_EXCL | O_NOFOLLOW). The file is read-only (0400).
+    static func createUnique(in directory: String, name: String) throws -> (String, Int32) {
+        let (stem, ext): (String, String) = {
+            guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
+            return (String(name[..<dot]), String(name[dot...]))
+        }()
+        for attempt in 1...1000 {
+            let candidate = attempt == 1 ? name : "\(stem) (\(attempt))\(ext)"
+            let path = "\(directory)/\(candidate)"
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o400)
+            if fd >= 0 { return (path, fd) }
+            guard errno == EEXIST else { throw InboxError(reason: String(cString: strerror(errno))) }
+        }
+        throw InboxError(reason: "too many files named \(name)")
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw InboxError(reason: String(cString: strerror(errno)))
+                }
+                offset += n
+            }
+        }
+    }
+
+    struct InboxError: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
+    }
+}
