@@ -91,7 +91,11 @@ let package = Package(
         // Examples/: a notes editor that uses HandoffKit on two hosts.
         .executableTarget(
             name: "notes-example",
-            dependencies: ["HandoffKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "HandoffKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Examples/NotesEditor"
         ),
         // Helpers for tests: a manual clock, an in-memory peer transport, the lab driver.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import HandoffKit
 
@@ -41,9 +42,11 @@ struct Edit: AsyncParsableCommand {
     @Option(help: "The note's text.") var text = ""
     @Option(name: .customLong("save-delay-ms"), help: "Take this long to save (to see 4610 on the other host).")
     var saveDelayMs = 0
+    @Option(name: .customLong("stream-bytes"), help: "Offer continuation streams and send this many bytes over them (the note's attachment).")
+    var streamBytes: Int?
 
     func run() async throws {
-        let editor = NoteEditorDelegate(text: text, saveDelay: .milliseconds(saveDelayMs))
+        let editor = NoteEditorDelegate(text: text, saveDelay: .milliseconds(saveDelayMs), streamBytes: streamBytes)
         let application = HandoffApplication(manifest: app.manifest, delegate: editor)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await application.run() }
@@ -54,6 +57,7 @@ struct Edit: AsyncParsableCommand {
             activity.needsSave = true  // ask us for the latest text when another host continues
             activity.targetContentIdentifier = "notes/\(title)"
             activity.delegate = editor
+            activity.supportsContinuationStreams = streamBytes != nil
             try await activity.becomeCurrent()
             say("editing \"\(title)\": activity \(activity.identifier.uuidString) is current")
             try await group.next()
@@ -65,9 +69,35 @@ struct Edit: AsyncParsableCommand {
 final class NoteEditorDelegate: HandoffApplicationDelegate, UserActivityDelegate {
     let text: String
     let saveDelay: Duration
-    init(text: String, saveDelay: Duration) {
+    let streamBytes: Int?
+    init(text: String, saveDelay: Duration, streamBytes: Int?) {
         self.text = text
         self.saveDelay = saveDelay
+        self.streamBytes = streamBytes
+    }
+
+    /// Sends the attachment: `streamBytes` deterministic bytes, then prints their SHA-256.
+    func userActivity(_ activity: UserActivity, didReceive inputStream: ContinuationInputStream, outputStream: ContinuationOutputStream) async {
+        let total = streamBytes ?? 0
+        say("streams opened: sending \(total) bytes")
+        var hash = SHA256()
+        var generator = PatternGenerator(seed: 42)
+        var sent = 0
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        do {
+            while sent < total {
+                let count = min(chunk.count, total - sent)
+                generator.fill(&chunk, count: count)
+                hash.update(data: chunk[..<count])
+                try await outputStream.write(chunk[..<count])
+                sent += count
+            }
+        } catch {
+            say("stream failed: \(error)")
+        }
+        await outputStream.close()
+        do { for try await _ in inputStream {} } catch {}  // until the other side closes its output
+        say("sent \(sent) bytes sha256 \(hash.finalize().map { String(format: "%02x", $0) }.joined())")
     }
 
     func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { false }
@@ -87,9 +117,11 @@ struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Wait for notes continued from other hosts and open them.")
     @OptionGroup var app: NotesEditor.AppOptions
     @Flag(help: "Exit after the first note is opened.") var once = false
+    @Flag(name: .customLong("read-streams"), help: "Open the note's continuation streams and read its attachment.")
+    var readStreams = false
 
     func run() async throws {
-        let viewer = NoteViewerDelegate(once: once)
+        let viewer = NoteViewerDelegate(once: once, readStreams: readStreams)
         let application = HandoffApplication(manifest: app.manifest, delegate: viewer)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await application.run() }
@@ -106,10 +138,14 @@ struct Open: AsyncParsableCommand {
 /// The continuing side: prints each callback, shows the note in its "window".
 final class NoteViewerDelegate: HandoffApplicationDelegate {
     let once: Bool
+    let readStreams: Bool
     let window = NoteWindow()
     private let done = AsyncStream.makeStream(of: Void.self)
 
-    init(once: Bool) { self.once = once }
+    init(once: Bool, readStreams: Bool) {
+        self.once = once
+        self.readStreams = readStreams
+    }
 
     func waitUntilDone() async {
         for await _ in done.stream { return }
@@ -138,7 +174,27 @@ final class NoteViewerDelegate: HandoffApplicationDelegate {
 
     func didUpdate(_ userActivity: UserActivity) async {
         say("didUpdate: the note is open")
+        if readStreams { await readAttachment(of: userActivity) }
         if once { done.continuation.yield() }
+    }
+
+    /// Reads the attachment over the continuation streams and prints its size and SHA-256.
+    func readAttachment(of activity: UserActivity) async {
+        do {
+            let streams = try await activity.getContinuationStreams()
+            var hash = SHA256()
+            var received = 0
+            let start = ContinuousClock.now
+            for try await chunk in streams.input {
+                hash.update(data: chunk)
+                received += chunk.count
+            }
+            let elapsed = ContinuousClock.now - start
+            await streams.output.close()
+            say("received \(received) bytes sha256 \(hash.finalize().map { String(format: "%02x", $0) }.joined()) in \(elapsed)")
+        } catch {
+            say("streams failed: \(error)")
+        }
     }
 }
 
@@ -150,5 +206,34 @@ final class NoteWindow: UserActivityRestoring {
         var line = "restoreUserActivityState: \"\(activity.title ?? "")\": \(text)"
         if case .date(let saved)? = activity.userInfo["savedAt"] { line += " (saved \(saved.formatted(.iso8601)))" }
         say(line)
+    }
+}
+
+/// Deterministic bytes (a 64-bit xorshift sequence), so both hosts can agree on what was sent.
+struct PatternGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed | 1 }
+
+    mutating func fill(_ buffer: inout [UInt8], count: Int) {
+        var state = self.state
+        buffer.withUnsafeMutableBytes { raw in
+            var i = 0
+            while i + 8 <= count {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                raw.storeBytes(of: state.littleEndian, toByteOffset: i, as: UInt64.self)
+                i += 8
+            }
+            if i < count {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                withUnsafeBytes(of: state.littleEndian) { word in
+                    for j in 0..<(count - i) { raw[i + j] = word[j] }
+                }
+            }
+        }
+        self.state = state
     }
 }

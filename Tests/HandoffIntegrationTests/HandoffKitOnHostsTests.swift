@@ -114,6 +114,36 @@ final class HandoffKitOnHostsTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/escaped.txt"), "a peer-supplied name must not leave the Inbox")
     }
 
+    /// VmRSS of a host's agent, in KiB.
+    func agentRSS(_ host: String) throws -> Int {
+        let pid = try String(contentsOfFile: "\(try lab.path(host))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }!
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])!
+    }
+
+    func testOneGiBOverContinuationStreamsArrivesBitExactWhileTheAgentsMemoryStaysFlat() throws {
+        let viewer = try start("h2", ["open", "--read-streams"], log: "viewer-streams")
+        try waitForLine(viewer, "ready")
+        let (id, editor) = try edit(["--stream-bytes", "\(1 << 30)"])
+        let before = (try agentRSS("h1"), try agentRSS("h2"))
+        XCTAssertEqual(try lab.continueActivity(id, on: "h2").status, 0)
+        var peak = before
+        try lab.waitUntil("1 GiB received on h2", timeout: 300) {
+            peak = (max(peak.0, try agentRSS("h1")), max(peak.1, try agentRSS("h2")))
+            return read(viewer).contains { $0.hasPrefix("received") }
+        }
+        try waitForLine(editor, "sent")
+        let sent = read(editor).first { $0.hasPrefix("sent") }!
+        let received = read(viewer).first { $0.hasPrefix("received") }!
+        XCTAssertTrue(sent.hasPrefix("sent 1073741824 bytes sha256 "), sent)
+        XCTAssertTrue(received.hasPrefix(sent.replacingOccurrences(of: "sent", with: "received")), "\(sent) / \(received)")
+        print("1 GiB stream: \(received); agents' RSS h1 \(before.0) -> peak \(peak.0) KiB, h2 \(before.1) -> peak \(peak.1) KiB")
+        // Backpressure: neither agent holds the transfer in memory (1 GiB would show).
+        XCTAssertLessThan(peak.0 - before.0, 64 * 1024, "source agent's RSS grew by \(peak.0 - before.0) KiB")
+        XCTAssertLessThan(peak.1 - before.1, 64 * 1024, "continuing agent's RSS grew by \(peak.1 - before.1) KiB")
+    }
+
     func testSlowWillSaveGives4610AndDidFail() throws {
         let viewer = try start("h2", ["open"], log: "viewer-slow")
         try waitForLine(viewer, "ready")
