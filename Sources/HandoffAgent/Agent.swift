@@ -1,6 +1,7 @@
 import HandoffCore
 import HandoffDiscovery
 import HandoffTransport
+import Dispatch
 import Logging
 import NIOCore
 
@@ -32,6 +33,10 @@ public actor Agent {
     private var inFlight: [UUID: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
     /// Apps connected to the control socket, by connection.
     private var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
+    /// Apps the agent may start (config `appsDirectory`).
+    private let launchable: [LaunchableApp]
+    /// Callers waiting for an app to register, by bundle ID.
+    private var registrationWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Events waiting for an app's reply, by reply ID, with the connection they went to.
     private var pendingReplies: [UUID: (link: UUID, continuation: CheckedContinuation<JSONValue?, Never>)] = [:]
     /// Continuations delivered to apps, newest last: where their activity came from, so the app
@@ -44,8 +49,10 @@ public actor Agent {
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
     ///   - connector: how to reach peers (TCP in the daemon).
-    public init(configuration: AgentConfiguration, port: Int, connector: any PeerConnector, logger: Logger) {
+    public init(configuration: AgentConfiguration, port: Int, connector: any PeerConnector, logger: Logger,
+                launchable: [LaunchableApp] = []) {
         self.configuration = configuration
+        self.launchable = launchable
         self.port = port
         self.logger = logger
         let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -116,6 +123,7 @@ public actor Agent {
     public func registerApp(_ manifest: AppManifest, link: ControlLink) async {
         await link.register(manifest)
         apps[link.id] = (manifest, link)
+        for waiter in registrationWaiters.removeValue(forKey: manifest.identity.bundleID) ?? [] { waiter.resume() }
         logger.info("app registered", metadata: [
             "handoff.app": "\(manifest.identity.bundleID)", "handoff.team": "\(manifest.identity.teamID)",
             "handoff.types": "\(manifest.activityTypes.map(\.rawValue))",
@@ -173,10 +181,49 @@ public actor Agent {
     }
 
     /// The app that should continue an activity of `type` from `team`: it declares the type and
-    /// belongs to the same team.
-    func app(for type: ActivityType, fromTeam team: String?) -> (manifest: AppManifest, link: ControlLink)? {
+    /// belongs to the same team. One that is not running but has a manifest in `appsDirectory`
+    /// is started first.
+    func app(for type: ActivityType, fromTeam team: String?) async -> (manifest: AppManifest, link: ControlLink)? {
+        if let running = runningApp(for: type, fromTeam: team) { return running }
+        guard let candidate = launchable.first(where: { $0.manifest.accepts(type, fromTeam: team) }) else { return nil }
+        await launch(candidate)
+        return runningApp(for: type, fromTeam: team)
+    }
+
+    private func runningApp(for type: ActivityType, fromTeam team: String?) -> (manifest: AppManifest, link: ControlLink)? {
         apps.values.sorted { $0.manifest.identity.bundleID < $1.manifest.identity.bundleID }
             .first { $0.manifest.accepts(type, fromTeam: team) }
+    }
+
+    /// Starts an app from its manifest and waits until it registers (at most limits.handlerTimeout).
+    func launch(_ app: LaunchableApp) async {
+        let bundleID = app.manifest.identity.bundleID
+        var environment = ProcessInfo.processInfo.environment
+        environment["HANDOFF_SOCKET"] = configuration.socketPath
+        let handle: ChildProcess.Handle
+        do {
+            handle = try ChildProcess.spawn(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
+        } catch {
+            logger.info("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
+            return
+        }
+        logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(handle.pid)"])
+        DispatchQueue.global().async { _ = ChildProcess.wait(handle) }  // reap it when it exits
+        let timeout = configuration.limits.handlerTimeout
+        await withTaskGroup(of: Void.self) { group in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                registrationWaiters[bundleID, default: []].append(continuation)
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    await self.stopWaiting(for: bundleID)
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func stopWaiting(for bundleID: String) {
+        for waiter in registrationWaiters.removeValue(forKey: bundleID) ?? [] { waiter.resume() }
     }
 
     // MARK: Serving peers
@@ -218,9 +265,13 @@ public actor Agent {
 
     // MARK: Open URL
 
-    /// Whether an app with this bundle ID is connected.
-    public func isAppConnected(bundleID: String) -> Bool {
-        apps.values.contains { $0.manifest.identity.bundleID == bundleID }
+    /// Whether an app with this bundle ID is connected; one that has a manifest in
+    /// `appsDirectory` is started first.
+    public func isAppConnected(bundleID: String) async -> Bool {
+        if apps.values.contains(where: { $0.manifest.identity.bundleID == bundleID }) { return true }
+        guard let candidate = launchable.first(where: { $0.manifest.identity.bundleID == bundleID }) else { return false }
+        await launch(candidate)
+        return apps.values.contains { $0.manifest.identity.bundleID == bundleID }
     }
 
     /// Hands a URL (or a file in the app's Inbox) to the app: `openURL`, answered within
@@ -358,7 +409,7 @@ public actor Agent {
         logger.info("continuing activity", metadata: metadata)
 
         // The app is chosen before the data arrives (willContinue), from the advertised type and team.
-        let app = app(for: offered.activityType, fromTeam: offered.teamID)
+        let app = await app(for: offered.activityType, fromTeam: offered.teamID)
         let continuation: [String: JSONValue] = [
             "continuationID": .string(request.continuationID.uuidString),
             "activityType": .string(offered.activityType.rawValue), "peer": .string(peer.name),

@@ -68,9 +68,14 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
         let port = peerServer.port ?? configuration.port
 
+        let launchable: [LaunchableApp]
+        do { launchable = try LaunchableApp.load(directory: configuration.appsDirectory) } catch {
+            Self.fail("\(error). Fix the app manifest and start handoffd again.", code: 78)
+        }
         let agent = Agent(
             configuration: configuration, port: port,
-            connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout), logger: logger)
+            connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout), logger: logger,
+            launchable: launchable)
         let browser = ServiceBrowser(serviceType: configuration.serviceType, logger: logger)
         logger.info("handoffd started", metadata: [
             "handoff.port": "\(port)", "handoff.socket": "\(configuration.socketPath)", "handoff.agentID": "\(agent.agentID)",

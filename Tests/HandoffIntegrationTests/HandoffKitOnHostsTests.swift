@@ -144,6 +144,27 @@ final class HandoffKitOnHostsTests: XCTestCase {
         XCTAssertLessThan(peak.1 - before.1, 64 * 1024, "continuing agent's RSS grew by \(peak.1 - before.1) KiB")
     }
 
+    func testAnAppThatIsNotRunningIsLaunchedFromItsManifest() throws {
+        let h2 = try lab.path("h2")
+        let apps = "\(h2)/launchable-apps"
+        try FileManager.default.createDirectory(atPath: apps, withIntermediateDirectories: true)
+        let log = "\(h2)/launched.log"
+        let manifest: [String: Any] = [
+            "bundleID": "com.example.notes", "teamID": "EXAMPLETEAM", "activityTypes": ["com.example.notes.edit"],
+            "launch": ["sh", "-c", "exec '\(notes)' open --once > '\(log)' 2>&1"],
+        ]
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: "\(apps)/notes.json"))
+        try lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1], "appsDirectory": apps])
+        defer { try? lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1]]) }
+
+        let (id, _) = try edit()
+        let (status, response) = try lab.continueActivity(id, on: "h2")
+        XCTAssertEqual(status, 0, "\(response)")
+        XCTAssertEqual(response["by"] as? String, "app")
+        try waitForLine(log, "didUpdate")
+        XCTAssertTrue(read(log).contains { $0.hasPrefix("continue: \"Shopping list\"") }, "\(read(log))")
+    }
+
     func testSlowWillSaveGives4610AndDidFail() throws {
         let viewer = try start("h2", ["open"], log: "viewer-slow")
         try waitForLine(viewer, "ready")

@@ -61,6 +61,9 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var urlOpener: [String] = ["xdg-open"]
     /// `inboxDirectory`: files sent by peers land in `<inboxDirectory>/<bundleID>/Inbox`.
     public var inboxDirectory: String
+    /// `appsDirectory`: `*.json` app manifests with a `launch` command; the agent starts such an
+    /// app when an activity or a file is for it and it is not running. Empty: none.
+    public var appsDirectory: String = ""
     /// `logLevel`: trace, debug, info, notice, warning, error or critical.
     public var logLevel: String = "info"
     /// `faults.*`.
@@ -89,6 +92,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         port = reader.int(forKey: "port", default: port)
         listenAddress = reader.string(forKey: "listenAddress", default: listenAddress)
         serviceType = reader.string(forKey: "serviceType", default: serviceType)
+        appsDirectory = reader.string(forKey: "appsDirectory", default: appsDirectory)
         limits.maxUserInfoBytes = reader.int(forKey: "limits.maxUserInfoBytes", default: limits.maxUserInfoBytes)
         limits.maxOpenFileBytes = reader.int(forKey: "limits.maxOpenFileBytes", default: limits.maxOpenFileBytes)
         limits.connectTimeout = try Self.seconds(reader, "limits.connectTimeout", default: limits.connectTimeout)

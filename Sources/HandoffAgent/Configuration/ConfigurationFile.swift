@@ -32,7 +32,7 @@ public enum ConfigurationFile {
         "name": .string, "port": .int, "listenAddress": .string, "socketPath": .string, "serviceType": .string,
         "limits.maxUserInfoBytes": .int, "limits.connectTimeout": .seconds, "limits.fetchTimeout": .seconds,
         "limits.handlerTimeout": .seconds, "limits.maxOpenFileBytes": .int, "urlOpener": .stringArray, "logLevel": .string,
-        "inboxDirectory": .string,
+        "inboxDirectory": .string, "appsDirectory": .string,
         "faults.payloadDelayMs": .int,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray]
@@ -53,6 +53,11 @@ public enum ConfigurationFile {
         guard case .object(let root) = json else { throw ConfigurationError(key: "", "\(source) must hold a JSON object") }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         try flatten(root, prefix: "", into: &values)
+        // A relative appsDirectory is relative to the configuration file.
+        if case .string(let apps)? = root["appsDirectory"], !apps.hasPrefix("/"), source.hasPrefix("/") || source.contains("/") {
+            let base = URL(fileURLWithPath: source).deletingLastPathComponent().path
+            values[AbsoluteConfigKey(["appsDirectory"])] = ConfigValue(.string(base + "/" + apps), isSecret: false)
+        }
         let reader = ConfigReader(provider: InMemoryProvider(name: source, values: values))
         return try AgentConfiguration(reader: reader, defaultName: defaultName, defaultSocketPath: defaultSocketPath)
     }
