@@ -157,19 +157,35 @@ public actor Agent {
         body["event"] = .string(event)
         body["replyID"] = .string(replyID.uuidString)
         let message = JSONValue.object(body)
-        return await withTaskGroup(of: Void.self) { group in
-            let reply = await withCheckedContinuation { (continuation: CheckedContinuation<JSONValue?, Never>) in
-                pendingReplies[replyID] = (link.id, continuation)
-                group.addTask {
-                    if await !link.send(message) { await self.resolveReply(replyID, with: nil) }
-                }
+        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<JSONValue?, Never>) in
+            pendingReplies[replyID] = (link.id, continuation)
+        } start: {
+            if await !link.send(message) { await self.resolveReply(replyID, with: nil) }
+        } expire: {
+            await self.resolveReply(replyID, with: nil)
+        }
+    }
+
+    /// Suspends until the continuation that `register` stores is resumed. `start` runs alongside
+    /// (to send the request); after `timeout`, `expire` runs and must resume it if still waiting.
+    /// Whoever resumes removes the continuation from where `register` put it, so it resumes once.
+    private func waitForAnswer<T: Sendable>(
+        timeout: Duration,
+        register: (CheckedContinuation<T, Never>) -> Void,
+        start: @escaping @Sendable () async -> Void = {},
+        expire: @escaping @Sendable () async -> Void
+    ) async -> T {
+        await withTaskGroup(of: Void.self) { group in
+            let answer = await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                register(continuation)
+                group.addTask { await start() }
                 group.addTask {
                     try? await Task.sleep(for: timeout)
-                    await self.resolveReply(replyID, with: nil)
+                    await expire()
                 }
             }
             group.cancelAll()
-            return reply
+            return answer
         }
     }
 
@@ -209,16 +225,10 @@ public actor Agent {
         }
         logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(handle.pid)"])
         DispatchQueue.global().async { _ = ChildProcess.wait(handle) }  // reap it when it exits
-        let timeout = configuration.limits.handlerTimeout
-        await withTaskGroup(of: Void.self) { group in
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                registrationWaiters[bundleID, default: []].append(continuation)
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    await self.stopWaiting(for: bundleID)
-                }
-            }
-            group.cancelAll()
+        await waitForAnswer(timeout: configuration.limits.handlerTimeout) { (continuation: CheckedContinuation<Void, Never>) in
+            registrationWaiters[bundleID, default: []].append(continuation)
+        } expire: {
+            await self.stopWaiting(for: bundleID)
         }
     }
 
@@ -321,21 +331,14 @@ public actor Agent {
             return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
         }
         let timeout = configuration.limits.fetchTimeout
-        let accepted: NIOAsyncChannelOutboundWriter<Frame>? = await withTaskGroup(of: Void.self) { group in
-            let writer = await withCheckedContinuation { continuation in
-                pendingStreams[request.streamID] = (peerOutbound, continuation)
-                group.addTask {
-                    await self.tell(app.link, event: "streamsRequested", [
-                        "activityID": .string(request.activityID.uuidString), "streamID": .string(request.streamID.uuidString),
-                    ])
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    await self.abandonStream(request.streamID)
-                }
-            }
-            group.cancelAll()
-            return writer
+        let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<NIOAsyncChannelOutboundWriter<Frame>?, Never>) in
+            pendingStreams[request.streamID] = (peerOutbound, continuation)
+        } start: {
+            await self.tell(app.link, event: "streamsRequested", [
+                "activityID": .string(request.activityID.uuidString), "streamID": .string(request.streamID.uuidString),
+            ])
+        } expire: {
+            await self.abandonStream(request.streamID)
         }
         guard let accepted else {
             return .failure(.remoteTimedOut("the app \(owner.identity.bundleID) did not accept the continuation streams within \(timeout)"))
