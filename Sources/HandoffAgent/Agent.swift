@@ -475,7 +475,11 @@ public actor Agent {
             if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
             return .success(.object(response))
         }
-        switch await dispatcher.deliver(activity, from: peer.name) {
+        let timeout = configuration.limits.handlerTimeout
+        let streams: @Sendable ([String], [String: String]) async -> Result<CommandOutcome, HandoffError> = { command, environment in
+            await StreamingCommand.run(command, environment: environment, timeout: timeout, source: peer, activityID: activity.id, agent: self)
+        }
+        switch await dispatcher.deliver(activity, from: peer.name, streams: streams) {
         case .failure(let error): return .failure(error)
         case .success(let delivery):
             response["by"] = .string(delivery.by)

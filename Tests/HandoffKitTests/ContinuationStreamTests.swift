@@ -110,6 +110,36 @@ struct ContinuationStreamTests {
         }
     }
 
+    @Test("a command handler with streams gets them on stdin and stdout")
+    func commandHandlerStreams() async throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("cmd-\(UUID().uuidString.prefix(8)).out").path
+        let source = try await AgentHarness.start(name: "src")
+        let destination = try await AgentHarness.start(name: "dst") {
+            $0.handlers = [.init(activityTypes: [Self.notes.rawValue],
+                                 command: ["sh", "-c", "head -c 100000 /dev/zero; exec 1>&-; cat > '\(out)'; test -n \"$HANDOFF_ACTIVITY\""],
+                                 streams: true)]
+        }
+        let sourceDelegate = DigestingSourceDelegate()
+        let appS = HandoffApplication(manifest: Self.manifest, socketPath: source.socketPath, delegate: sourceDelegate)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await source.run() }
+            group.addTask { try await destination.run() }
+            group.addTask { try await appS.run() }
+            try await appS.waitUntilConnected()
+            let activity = UserActivity(activityType: Self.notes.rawValue, application: appS)
+            activity.supportsContinuationStreams = true
+            activity.delegate = sourceDelegate
+            try await activity.becomeCurrent()
+            await source.introduce(to: destination)
+            let result = try await destination.agent.continueActivity(id: activity.identifier).get()
+            #expect(result["by"]?.stringValue == "handler")
+            let expected = "100000 " + SHA256.hash(data: [UInt8](repeating: 0, count: 100_000)).map { String(format: "%02x", $0) }.joined()
+            #expect((try? String(contentsOfFile: out, encoding: .utf8)) == expected, "got \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "no file")")
+            group.cancelAll()
+        }
+        try? FileManager.default.removeItem(atPath: out)
+    }
+
     @Test("streams for an activity that does not support them are refused with 4609")
     func unsupported() async throws {
         let source = try await AgentHarness.start(name: "src")

@@ -10,10 +10,15 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var activityTypes: [String]
         /// The argv to run; the activity arrives as JSON on standard input. Exit 0 means handled.
         public var command: [String]
+        /// When the activity supports continuation streams, the command's standard input and
+        /// output become the streams to the source app, and the activity's JSON is in
+        /// `HANDOFF_ACTIVITY` instead.
+        public var streams: Bool
 
-        public init(activityTypes: [String], command: [String]) {
+        public init(activityTypes: [String], command: [String], streams: Bool = false) {
             self.activityTypes = activityTypes
             self.command = command
+            self.streams = streams
         }
 
         /// Whether the handler takes this type.
@@ -112,7 +117,8 @@ public struct AgentConfiguration: Sendable, Equatable {
             for type in types where type != "*" {
                 do { _ = try ActivityType(validating: type) } catch { throw ConfigurationError(key: "\(key).activityTypes", error.description) }
             }
-            handlers.append(Handler(activityTypes: types, command: command))
+            handlers.append(Handler(activityTypes: types, command: command,
+                                    streams: reader.bool(forKey: ConfigKey("handlers.\(index).streams"), default: false)))
             index += 1
         }
         try validate()

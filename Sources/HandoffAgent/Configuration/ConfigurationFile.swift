@@ -16,13 +16,14 @@ import Foundation
 /// comments and are ignored, at any level.
 public enum ConfigurationFile {
     enum ValueType: Equatable {
-        case string, int, seconds, stringArray
+        case string, int, seconds, stringArray, bool
         var description: String {
             switch self {
             case .string: "a string"
             case .int: "an integer"
             case .seconds: "a number of seconds"
             case .stringArray: "an array of strings"
+            case .bool: "true or false"
             }
         }
     }
@@ -35,7 +36,7 @@ public enum ConfigurationFile {
         "inboxDirectory": .string, "appsDirectory": .string,
         "faults.payloadDelayMs": .int,
     ]
-    static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray]
+    static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]
 
     /// Loads and checks a configuration file.
     public static func load(path: String, defaultName: String, defaultSocketPath: String) throws(ConfigurationError) -> AgentConfiguration {
@@ -72,7 +73,7 @@ public enum ConfigurationFile {
                     guard fields["command"] != nil else { throw ConfigurationError(key: "handlers[\(i)].command", "is missing") }
                     for (field, fieldValue) in fields where !field.hasPrefix("//") {
                         guard let type = handlerSchema[field] else {
-                            throw ConfigurationError(key: "handlers[\(i)].\(field)", "is not a known key; a handler has activityTypes and command")
+                            throw ConfigurationError(key: "handlers[\(i)].\(field)", "is not a known key; a handler has activityTypes, command and streams")
                         }
                         values[AbsoluteConfigKey(["handlers", "\(i)", field])] = try convert(fieldValue, type, key: "handlers[\(i)].\(field)")
                     }
@@ -103,6 +104,9 @@ public enum ConfigurationFile {
         case .seconds:
             guard let d = value.doubleValue else { throw wrong }
             return ConfigValue(.double(d), isSecret: false)
+        case .bool:
+            guard let b = value.boolValue else { throw wrong }
+            return ConfigValue(.bool(b), isSecret: false)
         case .stringArray:
             guard let elements = value.arrayValue else { throw wrong }
             var strings: [String] = []

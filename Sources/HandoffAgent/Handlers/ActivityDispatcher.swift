@@ -27,8 +27,12 @@ public struct ActivityDispatcher: Sendable {
     }
 
     /// Runs the first handler for the activity's type that exits 0; else opens webpageURL;
-    /// else fails with 4608 saying what was tried.
-    public func deliver(_ activity: Activity, from peer: String) async -> Result<Delivery, HandoffError> {
+    /// else fails with 4608 saying what was tried. A handler with `streams` gets the continuation
+    /// streams on stdin/stdout when the activity supports them and `streams` can open them.
+    public func deliver(_ activity: Activity, from peer: String,
+                        streams: (@Sendable (_ command: [String], _ environment: [String: String]) async -> Result<CommandOutcome, HandoffError>)? = nil)
+        async -> Result<Delivery, HandoffError>
+    {
         let input = Array((activity.json.serialized + "\n").utf8)
         let environment = [
             "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue,
@@ -37,7 +41,19 @@ public struct ActivityDispatcher: Sendable {
         ]
         var tried: [String] = []
         for handler in handlers where handler.accepts(activity.activityType) {
-            let outcome = await runner.run(handler.command, input: input, environment: environment, timeout: timeout)
+            let outcome: CommandOutcome
+            if handler.streams, activity.supportsContinuationStreams, let streams {
+                var streamEnvironment = environment
+                streamEnvironment["HANDOFF_ACTIVITY"] = activity.json.serialized
+                switch await streams(handler.command, CommandRunner.currentEnvironment().merging(streamEnvironment) { $1 }) {
+                case .success(let result): outcome = result
+                case .failure(let error):
+                    tried.append("handler \(handler.command.joined(separator: " ")): \(error.message)")
+                    continue
+                }
+            } else {
+                outcome = await runner.run(handler.command, input: input, environment: environment, timeout: timeout)
+            }
             logger.info("handler finished", metadata: [
                 "handoff.activity": "\(activity.activityType)", "handoff.command": "\(handler.command)", "handoff.outcome": "\(outcome.description)",
             ])

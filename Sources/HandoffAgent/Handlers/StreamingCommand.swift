@@ -1,0 +1,133 @@
+import Dispatch
+import HandoffCore
+import HandoffTransport
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A handler command whose standard input and output are the continuation streams to the source
+/// app (config `"streams": true`): bytes from the source app arrive on stdin (EOF when it closes
+/// its output), what the command writes to stdout goes to the source app. Both directions go
+/// through NIO channels, so a command that reads slowly slows the sender.
+enum StreamingCommand {
+    /// Opens the streams to the source agent, then runs `argv` on them. Exit 0 means handled.
+    static func run(_ argv: [String], environment: [String: String], timeout: Duration,
+                    source: PeerRecord, activityID: UUID, agent: Agent) async -> Result<CommandOutcome, HandoffError> {
+        let limits = agent.configuration.limits
+        let channel: FrameChannel
+        do {
+            channel = try await StreamChannels.connect(to: source.endpoint, limits: ContinuationStreamSession.peerLimits,
+                                                       connectTimeout: limits.connectTimeout)
+        } catch {
+            return .failure(.connectionUnavailable("cannot connect to \(source.name) for continuation streams: \(error)"))
+        }
+        let request = StreamRequest(activityID: activityID, streamID: UUID())
+        do {
+            return try await channel.executeThenClose { peerInbound, peerOutbound in
+                try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)
+                try await peerOutbound.write(PeerMessage.streamOpen(request).frame)
+                let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds(limits.fetchTimeout.nanoseconds)) {
+                    channel.channel.close(promise: nil)
+                }
+                let (answers, answerSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
+                let (stdins, stdinSink) = AsyncStream.makeStream(of: NIOAsyncChannelOutboundWriter<ByteBuffer>.self)
+                let (stdinDone, stdinDoneSink) = AsyncStream.makeStream(of: Void.self)
+                return try await withThrowingTaskGroup(of: Void.self) { group in
+                    // Source app to the command's stdin.
+                    group.addTask {
+                        var frames = peerInbound.makeAsyncIterator()
+                        let answer = await ContinuationStreamSession.handshake(&frames, peer: source.name, timeout: limits.fetchTimeout)
+                        answerSink.yield(answer)
+                        answerSink.finish()
+                        guard case .success = answer else { return }
+                        defer { stdinDoneSink.finish() }
+                        for await stdin in stdins {
+                            defer { stdin.finish() }
+                            while let frame = try await frames.next() {
+                                if frame.kind == .streamEnd { return }
+                                guard frame.kind == .streamData else { return }
+                                try await stdin.write(ByteBuffer(bytes: frame.payload))
+                            }
+                            return
+                        }
+                    }
+                    var answerIterator = answers.makeAsyncIterator()
+                    let answer = await answerIterator.next() ?? .failure(.handoffFailed("the stream request to \(source.name) ended"))
+                    deadline.cancel()
+                    if case .failure(let error) = answer {
+                        stdinSink.finish()
+                        return .failure(error)
+                    }
+                    let outcome = try await runCommand(argv, environment: environment, timeout: timeout, stdinSink: stdinSink,
+                                                       stdinDone: stdinDone, peerOutbound: peerOutbound)
+                    group.cancelAll()
+                    return .success(outcome)
+                }
+            }
+        } catch {
+            return .failure(.handoffFailed("the continuation streams to \(source.name) broke: \(error)"))
+        }
+    }
+
+    /// Starts the command on two pipes wrapped in a NIO channel; copies its stdout to the peer and
+    /// hands its stdin writer to the other direction; waits for it to exit.
+    private static func runCommand(_ argv: [String], environment: [String: String], timeout: Duration,
+                                   stdinSink: AsyncStream<NIOAsyncChannelOutboundWriter<ByteBuffer>>.Continuation,
+                                   stdinDone: AsyncStream<Void>,
+                                   peerOutbound: NIOAsyncChannelOutboundWriter<Frame>) async throws -> CommandOutcome {
+        var toChild: [Int32] = [0, 0]
+        var fromChild: [Int32] = [0, 0]
+        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { return .failedToStart("pipe: \(String(cString: strerror(errno)))") }
+        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let handle: ChildProcess.Handle
+        do {
+            handle = try ChildProcess.spawn(argv, environment: environment, stdin: .descriptor(toChild[0]),
+                                            stdout: .descriptor(fromChild[1]), stderr: .descriptor(STDERR_FILENO))
+        } catch {
+            (toChild + fromChild).forEach { close($0) }
+            return .failedToStart(error.reason)
+        }
+        close(toChild[0])
+        close(fromChild[1])
+        let exited = AsyncStream.makeStream(of: CommandOutcome.self)
+        DispatchQueue.global().async {
+            exited.continuation.yield(ChildProcess.wait(handle))
+            exited.continuation.finish()
+        }
+        // Half-closure: the command closing its stdout must not close its stdin.
+        let pipes = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .takingOwnershipOfDescriptors(input: fromChild[0], output: toChild[1]) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                }
+            }
+        let killer = DispatchWorkItem { ChildProcess.signalGroup(handle, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)), execute: killer)
+        defer { killer.cancel() }
+        try await pipes.executeThenClose { stdout, stdin in
+            stdinSink.yield(stdin)
+            stdinSink.finish()
+            for try await buffer in stdout {
+                try await peerOutbound.write(PeerMessage.streamData(Array(buffer.readableBytesView)).frame)
+            }
+            try await peerOutbound.write(PeerMessage.streamEnd.frame)
+            // Keep the command's stdin open until the source app has finished sending.
+            for await _ in stdinDone {}
+        }
+        var outcomes = exited.stream.makeAsyncIterator()
+        return await outcomes.next() ?? .failedToStart("lost track of the command")
+    }
+}
