@@ -466,14 +466,15 @@ public actor Agent {
             guard let reply else {
                 return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
             }
-            guard reply["handled"]?.boolValue == true else {
-                return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not continue the activity"))
+            if reply["handled"]?.boolValue == true {
+                response["by"] = .string("app")
+                response["app"] = .string(app.manifest.identity.bundleID)
+                deliveredToApps.append((request.continuationID, activity.id, peer))
+                if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
+                return .success(.object(response))
             }
-            response["by"] = .string("app")
-            response["app"] = .string(app.manifest.identity.bundleID)
-            deliveredToApps.append((request.continuationID, activity.id, peer))
-            if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
-            return .success(.object(response))
+            // The app declined: the handlers, then the web page, as when no app takes it.
+            logger.info("app declined the activity", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
         }
         let timeout = configuration.limits.handlerTimeout
         let streams: @Sendable ([String], [String: String]) async -> Result<CommandOutcome, HandoffError> = { command, environment in

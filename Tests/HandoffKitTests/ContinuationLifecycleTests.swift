@@ -89,6 +89,36 @@ struct ContinuationLifecycleTests {
         }
     }
 
+    @Test("when the app declines, the webpageURL opens through urlOpener")
+    func declinedFallsBackToURL() async throws {
+        let opened = FileManager.default.temporaryDirectory.appendingPathComponent("url-\(UUID().uuidString.prefix(8))").path
+        let source = try await AgentHarness.start(name: "src")
+        let destination = try await AgentHarness.start(name: "dst") { $0.urlOpener = ["sh", "-c", "echo \"$1\" > '\(opened)'", "sh"] }
+        let log = CallLog()
+        let appS = HandoffApplication(manifest: AppManifest(bundleID: "com.example.notes", teamID: "TEAM1", activityTypes: [Self.notes]),
+                                      socketPath: source.socketPath, delegate: RecordingAppDelegate("S", log: log))
+        let appC = HandoffApplication(manifest: AppManifest(bundleID: "com.example.notes", teamID: "TEAM1", activityTypes: [Self.notes]),
+                                      socketPath: destination.socketPath, delegate: RecordingAppDelegate("C", log: log, handles: false))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await source.run() }
+            group.addTask { try await destination.run() }
+            group.addTask { try await appS.run() }
+            group.addTask { try await appC.run() }
+            try await appS.waitUntilConnected()
+            try await appC.waitUntilConnected()
+            let activity = UserActivity(activityType: Self.notes.rawValue, application: appS)
+            activity.webpageURL = URL(string: "https://example.com/notes/7")
+            try await activity.becomeCurrent()
+            await source.introduce(to: destination)
+            let result = try await destination.agent.continueActivity(id: activity.identifier).get()
+            #expect(result["by"]?.stringValue == "urlOpener")
+            #expect((try? String(contentsOfFile: opened, encoding: .utf8)) == "https://example.com/notes/7\n")
+            #expect(log.all.contains("C:continue:"))
+            group.cancelAll()
+        }
+        try? FileManager.default.removeItem(atPath: opened)
+    }
+
     @Test("an activity published without an app (CLI) goes to no app")
     func noTeamNoApp() async throws {
         try await withTwoHosts { source, destination, _, log, _ in
