@@ -140,7 +140,7 @@ extension Activity {
             switch value {
             case .uuid(let u): members[key] = .string(u.uuidString)
             case .url(let u): members[key] = .string(u.absoluteString)
-            case .date(let d): members[key] = .string(PropertyListValue.formatISO8601(d))
+            case .date(let d): members[key] = PropertyListValue.dateJSON(d)
             case .dictionary(let d): members[key] = d.userInfoJSON
             default: members[key] = value.json
             }
@@ -155,6 +155,10 @@ extension Activity {
         }
         var p: [String: PropertyListValue] = [:]
         for (key, member) in members {
+            if key == "expirationDate", let seconds = member.doubleValue {
+                p[key] = .date(Date(timeIntervalSince1970: seconds))  // a date outside years 1...9999
+                continue
+            }
             if let kind = Self.plainStringFields[key], let text = member.stringValue {
                 switch kind {
                 case "uuid":
@@ -166,6 +170,10 @@ extension Activity {
                     }
                     p[key] = .url(u)
                 default:
+                    if case .date(let d) = (try? PropertyListValue(json: .object(["$date": member]))) ?? .null {
+                        p[key] = .date(d)
+                        continue
+                    }
                     guard let d = PropertyListValue.parseISO8601(text) else {
                         throw ActivityDecodingError(field: key, reason: "\"\(text)\" is not an ISO 8601 date")
                     }

@@ -75,6 +75,12 @@ extension PropertyListValue {
             guard let text = body.stringValue, let data = Data(base64Encoded: text) else { throw bad("a base64 string") }
             return .data(data)
         case "$date":
+            switch body.stringValue?.lowercased() {
+            case "nan": return .date(Date(timeIntervalSince1970: .nan))
+            case "inf": return .date(Date(timeIntervalSince1970: .infinity))
+            case "-inf": return .date(Date(timeIntervalSince1970: -.infinity))
+            default: break
+            }
             if let text = body.stringValue {
                 guard let date = parseISO8601(text) else {
                     throw PropertyListJSONError(path: path, reason: "$date \"\(text)\" is not ISO 8601 such as 2026-11-22T10:00:00Z")
@@ -124,7 +130,7 @@ extension PropertyListValue {
             if d.isInfinite { return .object(["$double": .string(d < 0 ? "-inf" : "inf")]) }
             return .double(d)
         case .data(let d): return .object(["$data": .string(d.base64EncodedString())])
-        case .date(let d): return .object(["$date": .string(Self.formatISO8601(d))])
+        case .date(let d): return .object(["$date": Self.dateJSON(d)])
         case .url(let u): return .object(["$url": .string(u.absoluteString)])
         case .uuid(let u): return .object(["$uuid": .string(u.uuidString)])
         case .array(let a): return .array(a.map(\.json))
@@ -137,8 +143,19 @@ extension PropertyListValue {
         }
     }
 
+    /// Dates from years 1 to 9999 as ISO 8601; others as seconds since 1970 (a number), and
+    /// non-finite ones as "nan", "inf" or "-inf": every date a peer can send has a JSON form.
+    static func dateJSON(_ date: Date) -> JSONValue {
+        let seconds = date.timeIntervalSince1970
+        if seconds.isNaN { return .string("nan") }
+        if seconds.isInfinite { return .string(seconds < 0 ? "-inf" : "inf") }
+        guard (-62_135_596_800.0...253_402_300_799.0).contains(seconds) else { return .double(seconds) }
+        return .string(formatISO8601(date))
+    }
+
     /// ISO 8601 in UTC with milliseconds, rounded to the nearest millisecond (the formatter
-    /// alone truncates, so a value read back and written again would drift).
+    /// alone truncates, so a value read back and written again would drift). Only for dates in
+    /// years 1 to 9999 (see ``dateJSON(_:)``).
     static func formatISO8601(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         let seconds = (milliseconds / 1000).rounded(.down)
