@@ -9,8 +9,10 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
 
 extension JSONValue {
     /// The deepest nesting of arrays and objects the parser accepts; deeper input is refused
-    /// rather than recursed into.
-    public static let maximumDepth = 64
+    /// rather than recursed into. Room for the JSON form of the deepest userInfo the wire allows:
+    /// each of its 64 levels may gain a tag object (`$dict`), plus the activity and response
+    /// around it.
+    public static let maximumDepth = 2 * PropertyListBinaryCoding.maximumDepth + 16
 
     /// Parses a complete JSON text (RFC 8259): one value, surrounded only by whitespace.
     /// Duplicate object keys are refused, as are invalid UTF-8 and lone surrogate escapes.
