@@ -66,6 +66,13 @@ let package = Package(
             ],
             path: "Sources/handoff-bench"
         ),
+
+        // Continuation-stream benchmarks, written as an app writes them: with HandoffKit.
+        .executableTarget(
+            name: "stream-bench",
+            dependencies: [.product(name: "HandoffKit", package: "handoff")],
+            path: "Sources/stream-bench"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,30 +2,37 @@
 // binary property-list userInfo coding, and the DNS-SD TXT record (ActivityAdvertisement).
 //
 // Each benchmark iteration is one operation, so mallocCountTotal reads as "mallocs per op".
+// Names have no spaces or slashes: benchmark 1.38.1 writes threshold files with "_" for those
+// characters but looks them up by the raw name, so such names never match their thresholds.
 
 import Benchmark
 import BenchSupport
 import HandoffCore
 
 /// Tolerances for `swift package benchmark thresholds check` (compared at p90 with the files in
-/// Thresholds/). Malloc counts are deterministic and must not grow at all; times are noisy on a
-/// shared 2-core machine, so only a large regression (over 50 %) fails.
-let coreThresholds: [BenchmarkMetric: BenchmarkThresholds] = [
-    .wallClock: .init(relative: [.p90: 50.0]),
-    .throughput: .init(relative: [.p90: 50.0]),
-    .mallocCountTotal: .init(absolute: [.p90: 0]),
-]
+/// Thresholds/). Malloc counts are deterministic and must not change at all. Times are not: on a
+/// shared 2-core machine they swing by more than 2x within minutes as other builds come and go,
+/// so only a 4x slowdown fails (tighten these on a dedicated benchmark machine).
+func coreThresholds() -> [BenchmarkMetric: BenchmarkThresholds] {
+    [
+        .wallClock: .init(relative: [.p90: 300.0]),  // fails at 4x slower
+        .throughput: .init(relative: [.p90: 300.0]),  // (wall clock covers slowdowns)
+        .mallocCountTotal: .init(absolute: [.p90: 0]),
+    ]
+}
 
-let coreConfiguration = Benchmark.Configuration(
-    metrics: [.wallClock, .mallocCountTotal, .throughput],
-    warmupIterations: 100,
-    maxDuration: .seconds(1),
-    maxIterations: 100_000,
-    thresholds: coreThresholds
-)
+func coreConfiguration() -> Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal, .throughput],
+        warmupIterations: 100,
+        maxDuration: .seconds(1),
+        maxIterations: 100_000,
+        thresholds: coreThresholds()
+    )
+}
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = coreConfiguration
+    Benchmark.defaultConfiguration = coreConfiguration()
 
     let userInfo = Fixtures.userInfo()
     let userInfoBytes = PropertyListBinaryCoding.encode(userInfo)
@@ -36,13 +43,13 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: Frames
 
-    Benchmark("Frame.bytes encode (3 KB userInfo frame)") { benchmark in
+    Benchmark("Frame.bytes-encode-3KB-userInfo-frame") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(userInfoFrame.bytes)
         }
     }
 
-    Benchmark("FrameParser decode (3 KB userInfo frame)") { benchmark in
+    Benchmark("FrameParser-decode-3KB-userInfo-frame") { benchmark in
         for _ in benchmark.scaledIterations {
             var parser = FrameParser(limits: limits)
             parser.append(userInfoFrameBytes)
@@ -52,13 +59,13 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: userInfo (PropertyListBinaryCoding)
 
-    Benchmark("userInfo encode (3 KB, mixed types)") { benchmark in
+    Benchmark("userInfo-encode-3KB-mixed-types") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(PropertyListBinaryCoding.encode(userInfo))
         }
     }
 
-    Benchmark("userInfo decode (3 KB, mixed types)") { benchmark in
+    Benchmark("userInfo-decode-3KB-mixed-types") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try PropertyListBinaryCoding.decodeUserInfo(userInfoBytes))
         }
@@ -69,13 +76,13 @@ let benchmarks: @Sendable () -> Void = {
     let advertisement = Fixtures.advertisement()
     let txt = advertisement.txtRecord
 
-    Benchmark("TXT build (current activity, 40-char title)") { benchmark in
+    Benchmark("TXT-build-current-activity-40-char-title") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(advertisement.txtRecord)
         }
     }
 
-    Benchmark("TXT parse (current activity, 40-char title)") { benchmark in
+    Benchmark("TXT-parse-current-activity-40-char-title") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try ActivityAdvertisement(txtRecord: txt))
         }

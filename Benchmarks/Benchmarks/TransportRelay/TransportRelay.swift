@@ -16,19 +16,27 @@ import HandoffTransport
 import NIOCore
 import NIOEmbedded
 
-let transportThresholds: [BenchmarkMetric: BenchmarkThresholds] = [
-    .wallClock: .init(relative: [.p90: 50.0]),
-    .throughput: .init(relative: [.p90: 50.0]),
-    .mallocCountTotal: .init(absolute: [.p90: 0]),
-]
+/// Tolerances for `swift package benchmark thresholds check` (compared at p90 with the files in
+/// Thresholds/). Malloc counts are deterministic and must not change at all. Times are not: on a
+/// shared 2-core machine they swing by more than 2x within minutes as other builds come and go,
+/// so only a 4x slowdown fails (tighten these on a dedicated benchmark machine).
+func transportThresholds() -> [BenchmarkMetric: BenchmarkThresholds] {
+    [
+        .wallClock: .init(relative: [.p90: 300.0]),  // fails at 4x slower
+        .throughput: .init(relative: [.p90: 300.0]),  // (wall clock covers slowdowns)
+        .mallocCountTotal: .init(absolute: [.p90: 0]),
+    ]
+}
 
-let transportConfiguration = Benchmark.Configuration(
-    metrics: [.wallClock, .mallocCountTotal, .throughput],
-    warmupIterations: 100,
-    maxDuration: .seconds(1),
-    maxIterations: 50_000,
-    thresholds: transportThresholds
-)
+func transportConfiguration() -> Benchmark.Configuration {
+    Benchmark.Configuration(
+        metrics: [.wallClock, .mallocCountTotal, .throughput],
+        warmupIterations: 100,
+        maxDuration: .seconds(1),
+        maxIterations: 50_000,
+        thresholds: transportThresholds()
+    )
+}
 
 /// Writes every decoded frame straight back out: the relay of a stream chunk.
 final class RelayHandler: ChannelInboundHandler, Sendable {
@@ -48,6 +56,27 @@ func makeChannel(limits: FrameLimits, relay: Bool) -> EmbeddedChannel {
     return channel
 }
 
+/// `whole` cut into reads of `size` bytes, each in storage of its own.
+func pieces(of whole: ByteBuffer, size: Int) -> [ByteBuffer] {
+    var out: [ByteBuffer] = []
+    var offset = 0
+    while offset < whole.readableBytes {
+        let n = min(size, whole.readableBytes - offset)
+        var piece = ByteBufferAllocator().buffer(capacity: n)
+        piece.writeImmutableBuffer(whole.getSlice(at: whole.readerIndex + offset, length: n)!)
+        out.append(piece)
+        offset += n
+    }
+    return out
+}
+
+/// Passes every read on untouched: the EmbeddedChannel harness alone, to subtract its cost.
+final class SinkHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+}
+
 /// The wire bytes of a frame, as a ByteBuffer.
 func wireBuffer(_ frame: Frame, allocator: ByteBufferAllocator = .init()) -> ByteBuffer {
     var buffer = allocator.buffer(capacity: Frame.headerSize + frame.payload.count)
@@ -56,14 +85,14 @@ func wireBuffer(_ frame: Frame, allocator: ByteBufferAllocator = .init()) -> Byt
 }
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = transportConfiguration
+    Benchmark.defaultConfiguration = transportConfiguration()
 
     let userInfoFrame = Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(Fixtures.userInfo()))
     let peerLimits = FrameLimits(maxUserInfoBytes: 3072)
 
     // MARK: NIO frame codec, one 3 KB userInfo frame
 
-    Benchmark("NIO FrameEncoder (3 KB userInfo frame)") { benchmark in
+    Benchmark("NIO-FrameEncoder-3KB-userInfo-frame") { benchmark in
         let channel = makeChannel(limits: peerLimits, relay: false)
         defer { _ = try? channel.finish() }
         try channel.writeOutbound(userInfoFrame)  // warm the channel's buffers up
@@ -76,7 +105,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
-    Benchmark("NIO FrameDecoder (3 KB userInfo frame)") { benchmark in
+    Benchmark("NIO-FrameDecoder-3KB-userInfo-frame") { benchmark in
         let channel = makeChannel(limits: peerLimits, relay: false)
         defer { _ = try? channel.finish() }
         let input = wireBuffer(userInfoFrame)
@@ -90,16 +119,40 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
+    // What FrameDecoder does for every read, complete frame or not: parse the 5-byte header
+    // from a ByteBufferView. FrameHeader.init(bytes:) is generic over Collection and not
+    // inlinable, so from HandoffTransport it runs unspecialized; its mallocs show here.
+    let firstRead = pieces(of: wireBuffer(Frame(kind: .activity, payload: Fixtures.payload(64 << 10))), size: 16 << 10)[0]
+    Benchmark("FrameHeader-from-ByteBufferView-per-read") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(FrameHeader(bytes: firstRead.viewBytes(at: firstRead.readerIndex, length: Frame.headerSize)!))
+        }
+    }
+
     // MARK: Relay of one stream chunk (what continuation streams will do)
+
+    // The harness's own cost per read: one 16 KiB ByteBuffer through EmbeddedChannel.writeInbound
+    // into a handler that drops it (no codec).
+    Benchmark("Harness-writeInbound-16KiB-read-no-codec") { benchmark in
+        let channel = EmbeddedChannel(handler: SinkHandler())
+        defer { _ = try? channel.finish() }
+        let read = pieces(of: wireBuffer(Frame(kind: .activity, payload: Fixtures.payload(16 << 10 - 5))), size: 16 << 10)[0]
+        try channel.writeInbound(read)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            try channel.writeInbound(read)
+        }
+        benchmark.stopMeasurement()
+    }
 
     // Stream chunks are not userInfo: up to 256 KiB here, so the limit is raised for the relay.
     let relayLimits = FrameLimits(maxFrameBytes: 1 << 20, maxUserInfoBytes: 3072)
     for size in [16 << 10, 64 << 10, 256 << 10] {
         let chunk = Frame(kind: .activity, payload: Fixtures.payload(size))
-        let label = "\(size >> 10) KiB"
+        let label = "\(size >> 10)KiB"
 
         // The whole frame arrives in one read: a ByteBuffer in, a ByteBuffer out.
-        Benchmark("Relay chunk \(label) (one read)") { benchmark in
+        Benchmark("Relay-chunk-\(label)-one-read") { benchmark in
             let channel = makeChannel(limits: relayLimits, relay: true)
             defer { _ = try? channel.finish() }
             let input = wireBuffer(chunk)
@@ -116,25 +169,21 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
         }
 
-        // The frame arrives as TCP would deliver it: in 16 KiB reads, which the decoder must
-        // accumulate before the frame is complete.
+        // The frame arrives as TCP would deliver it: in 16 KiB reads, each a ByteBuffer of its own
+        // (as NIO's socket reads are), which the decoder accumulates until the frame is complete.
         let readSize = 16 << 10
-        Benchmark("Relay chunk \(label) (16 KiB reads)") { benchmark in
+        let whole = wireBuffer(chunk)
+        Benchmark("Relay-chunk-\(label)-in-16KiB-reads") { benchmark in
             let channel = makeChannel(limits: relayLimits, relay: true)
             defer { _ = try? channel.finish() }
-            let whole = wireBuffer(chunk)
-            var pieces: [ByteBuffer] = []
-            var offset = 0
-            while offset < whole.readableBytes {
-                let n = min(readSize, whole.readableBytes - offset)
-                pieces.append(whole.getSlice(at: offset, length: n)!)
-                offset += n
-            }
-            for piece in pieces { try channel.writeInbound(piece) }  // warm the channel's buffers up
+            for piece in pieces(of: whole, size: readSize) { try channel.writeInbound(piece) }  // warm up
             _ = try channel.readOutbound(as: ByteBuffer.self)
+            // Reversed, so popLast hands each read over without another reference to its storage
+            // (a socket read's buffer is uniquely owned when the decoder accumulates it).
+            var reads = Array(pieces(of: whole, size: readSize).reversed())
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                for piece in pieces { try channel.writeInbound(piece) }
+                while let piece = reads.popLast() { try channel.writeInbound(piece) }
                 guard let out = try channel.readOutbound(as: ByteBuffer.self) else { fatalError("no output") }
                 precondition(out.readableBytes == Frame.headerSize + size)
                 blackHole(out)

@@ -52,6 +52,11 @@ struct Samples {
         object["samples_us"] = .array(samples.map { .double(($0 * 10).rounded() / 10) })
         object["errors"] = .integer(errors)
         object["error_messages"] = .array(errorMessages.map { .string($0) })
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000
+        object["process_cpu_ms"] = .double(cpu.rounded())
         print(JSONValue.object(object).serialized)
         fflush(nil)
     }
@@ -184,13 +189,27 @@ func connectControl(_ path: String) -> ControlConnection? {
 
 // MARK: - Processes
 
-/// Starts `/bin/sh -c "exec CMD"`; the returned pid is CMD's once it has exec'd.
-func spawnShell(_ command: String) throws -> pid_t {
+/// Starts `/bin/sh -c "exec CMD"`; the returned pid is CMD's once it has exec'd. The child gets
+/// an empty signal mask and default SIGTERM/SIGINT (the spawning thread may block signals).
+func spawnShell(_ command: String, actions: UnsafePointer<posix_spawn_file_actions_t>? = nil) throws -> pid_t {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGTERM)
+    sigaddset(&defaults, SIGINT)
+    sigaddset(&defaults, SIGPIPE)
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
     var pid: pid_t = 0
     let argv = ["/bin/sh", "-c", "exec " + command]
     let cArgs = argv.map { strdup($0) } + [nil]
     defer { cArgs.forEach { free($0) } }
-    let status = posix_spawn(&pid, "/bin/sh", nil, nil, cArgs, environ)
+    let status = posix_spawn(&pid, "/bin/sh", actions, &attributes, cArgs, environ)
     guard status == 0 else { throw BenchError("posix_spawn: \(String(cString: strerror(status)))") }
     return pid
 }

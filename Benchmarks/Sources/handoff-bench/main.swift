@@ -3,12 +3,17 @@
 //
 //   publish   --socket S [--bytes 3000] [--title T]             publish an activity, print its ID
 //   continue  [--socket S] --id ID --count N [--warmup W]       continue over the control socket
-//   fetch     --host H --port P --id ID --count N [--concurrency C] [--warmup W]
+//   fetch     --host H --port P --id ID --count N [--concurrency C] [--warmup W] [--notify]
 //                                                               fetch from a peer port, like an agent
+//                                                               (--notify: then tell the source, as
+//                                                               the agent does after delivery)
+//   rtt       [--socket S] [--command status] --count N         control-socket round trips
 //   spawn     --count N [--warmup W]                            run the handler `true` as the agent does
 //   ref-serve --port P [--request-bytes R --response-bytes B]   bare NIO TCP server (reference)
 //   ref-ping  --host H --port P --count N [--concurrency C] [--warmup W] [--request-bytes R --response-bytes B]
 //   exchange-sizes                                              the bytes of one fetch exchange
+//   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B
+//                                                               bare TCP bulk transfer (stream reference)
 //   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5]
 //   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
 //   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
@@ -61,9 +66,26 @@ func runContinue(socket: String, id: String, count: Int, warmup: Int) throws -> 
     return out
 }
 
+/// Round trips of a cheap control command (the control socket and the agent actor alone).
+func runRoundTrips(socket: String, command: String, count: Int, warmup: Int) throws -> Samples {
+    var out = Samples()
+    let connection = try ControlConnection(path: socket)
+    let clock = ContinuousClock()
+    for i in 0..<(warmup + count) {
+        let start = clock.now
+        do {
+            _ = try connection.call(command)
+            if i >= warmup { out.samples.append((clock.now - start).microseconds) }
+        } catch {
+            if i >= warmup { out.fail("\(error)") }
+        }
+    }
+    return out
+}
+
 // MARK: - fetch (the agent-to-agent path)
 
-func runFetch(host: String, port: Int, id: UUID, count: Int, concurrency: Int, warmup: Int) async -> Samples {
+func runFetch(host: String, port: Int, id: UUID, count: Int, concurrency: Int, warmup: Int, notify: Bool = false) async -> Samples {
     let connector = TCPPeerConnector(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2))
     let client = ContinuationClient(
         connector: connector, clock: ContinuousClock(), hello: benchHello, limits: FrameLimits(maxUserInfoBytes: 3072),
@@ -77,9 +99,13 @@ func runFetch(host: String, port: Int, id: UUID, count: Int, concurrency: Int, w
     let began = clock.now
     var out = await runConcurrently(count: count, concurrency: concurrency) {
         let start = clock.now
-        let result = await client.fetch(FetchRequest(activityID: id, continuationID: UUID()), from: endpoint, peerName: "source")
+        let request = FetchRequest(activityID: id, continuationID: UUID())
+        let result = await client.fetch(request, from: endpoint, peerName: "source")
         switch result {
         case .success(let activity):
+            if notify, let error = await client.notifyContinued(request, at: endpoint) {
+                return .failure(BenchError("notifyContinued: \(error.message)"))
+            }
             return activity.userInfo.isEmpty ? .failure(BenchError("empty userInfo")) : .success(clock.now - start)
         case .failure(let error): return .failure(BenchError("\(error.code.rawValue): \(error.message)"))
         }
@@ -228,6 +254,66 @@ func referencePing(host: String, port: Int, count: Int, concurrency: Int, warmup
     return out
 }
 
+// MARK: - Bulk TCP: the reference for continuation-stream throughput (blocking sockets)
+
+func bulkServe(port: Int, bytes: Int) throws {
+    let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard server >= 0 else { throw BenchError("socket: errno \(errno)") }
+    var one: Int32 = 1
+    setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr = in_addr(s_addr: 0)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0, listen(server, 16) == 0 else { throw BenchError("bind/listen: errno \(errno)") }
+    print("{\"listening\": \(port)}")
+    fflush(nil)
+    let chunk = [UInt8](repeating: 0xA5, count: 1 << 20)
+    while true {
+        let client = accept(server, nil, nil)
+        if client < 0 { if errno == EINTR { continue }; throw BenchError("accept: errno \(errno)") }
+        var sent = 0
+        while sent < bytes {
+            let n = chunk.withUnsafeBytes { write(client, $0.baseAddress!, min(chunk.count, bytes - sent)) }
+            if n < 0 { if errno == EINTR { continue }; break }
+            sent += n
+        }
+        close(client)
+    }
+}
+
+func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
+    var out = Samples()
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw BenchError("bad address \(host)") }
+    let clock = ContinuousClock()
+    let start = clock.now
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw BenchError("connect: errno \(errno)") }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var received = 0
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        if n < 0 { if errno == EINTR { continue }; break }
+        if n == 0 { break }
+        received += n
+    }
+    close(fd)
+    let elapsed = clock.now - start
+    if received == bytes { out.samples.append(elapsed.microseconds) } else { out.fail("received \(received) of \(bytes) bytes") }
+    out.extra["bytes_total"] = .integer(received)
+    out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
+    return out
+}
+
 // MARK: - visible: an activity change on h1 until h2 lists it
 
 func listContains(_ connection: ControlConnection, _ id: String) throws -> Bool {
@@ -342,15 +428,10 @@ final class LineReader: Sendable {
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addclose(&actions, fds[0])
-        var pid: pid_t = 0
-        let argv = ["/bin/sh", "-c", "exec " + command]
-        let cArgs = argv.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        let status = posix_spawn(&pid, "/bin/sh", &actions, nil, cArgs, environ)
-        posix_spawn_file_actions_destroy(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let spawned = Result { try spawnShell(command, actions: &actions) }
         close(fds[1])
-        guard status == 0 else { throw BenchError("posix_spawn: \(status)") }
-        self.pid = pid
+        self.pid = try spawned.get()
         let readFD = fds[0]
         let box = self.box
         let thread = Thread {
@@ -462,11 +543,15 @@ func run() async throws {
         print(try publish(socket: socket(), bytes: args.int("bytes", default: 3000), title: args.string("title", default: "Benchmark activity")))
     case "continue":
         try runContinue(socket: socket(), id: args.string("id"), count: args.int("count"), warmup: args.int("warmup", default: 20)).printJSON()
+    case "rtt":
+        try runRoundTrips(socket: socket(), command: args.string("command", default: "status"), count: args.int("count"),
+                          warmup: args.int("warmup", default: 20)).printJSON()
     case "fetch":
         guard let id = UUID(uuidString: try args.string("id")) else { throw BenchError("--id must be a UUID") }
         await runFetch(
             host: try args.string("host"), port: try args.int("port"), id: id, count: try args.int("count"),
-            concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20)
+            concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
+            notify: args.flag("notify")
         ).printJSON()
     case "spawn":
         await runSpawn(count: try args.int("count"), warmup: try args.int("warmup", default: 20)).printJSON()
@@ -512,6 +597,10 @@ func run() async throws {
             sockets: try args.string("sockets").split(separator: ",").map(String.init), expect: try args.int("expect"), t0: t0,
             pollMs: try args.int("poll-ms", default: 20), timeoutMs: try args.int("timeout-ms", default: 30_000)
         ).printJSON()
+    case "bulk-serve":
+        try bulkServe(port: try args.int("port"), bytes: try args.int("bytes"))
+    case "bulk-read":
+        try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes")).printJSON()
     case "now":
         print(realtimeNanoseconds())
     default:

@@ -6,8 +6,9 @@
 //   bytes 1...k     chunk sizes, each byte b meaning b+1 bytes, used in turn
 //   the rest        the TCP byte stream, delivered to FrameParser(limits: FrameLimits()) in chunks
 //
-// After each chunk, every complete frame is taken and decoded with PeerMessage(frame:). Errors are
-// expected; crashes, hangs and broken invariants are not:
+// After each chunk, every complete frame is taken and decoded with PeerMessage(frame:) (control
+// frames with ControlProtocol.decodeRequest/decodeResponse). Errors are expected; crashes, hangs
+// and broken invariants are not:
 //   - the parser agrees with a reference reading of the headers: it returns nil only while the
 //     header is incomplete or valid with its payload incomplete, and throws exactly when the next
 //     header is refused by FrameLimits.check (before its payload is buffered);
@@ -91,6 +92,10 @@ private func check(_ frame: Frame, limits: FrameLimits) {
     } catch {
         invariantFailed(target, "Frame.bytes \(hex(bytes)) is refused on re-parse: \(error)")
     }
+
+    // Control frames (allowed by these limits too) go to the control protocol's decoders.
+    if frame.kind == .controlRequest { _ = try? ControlProtocol.decodeRequest(frame); return }
+    if frame.kind == .controlResponse { _ = try? ControlProtocol.decodeResponse(frame); return }
 
     let message: PeerMessage
     do { message = try PeerMessage(frame: frame) } catch { return }

@@ -42,6 +42,25 @@ public enum KnownBugs {
         return !(t >= -62_135_596_800 && t <= 253_402_300_799)
     }
 
+    /// Bug 3: the JSON form nests deeper than the binary encoding: a date, data, URL, UUID or
+    /// non-finite double becomes a tagged object (`{"$date": ...}`) and a dictionary whose only key
+    /// is a tag is wrapped in `{"$dict": ...}`, one more level each. A userInfo the wire accepts
+    /// (64 levels, PropertyListBinaryCoding.maximumDepth) can so have a JSON form deeper than
+    /// JSONValue.maximumDepth (64), which JSONValue(parsing:) refuses; and the JSON envelopes
+    /// around it (the activity, the control response or event) add more levels.
+    public static func tooDeepForJSONParser(_ json: JSONValue) -> Bool {
+        filtering && depth(json) > JSONValue.maximumDepth
+    }
+
+    /// The number of nested arrays and objects.
+    static func depth(_ json: JSONValue) -> Int {
+        switch json {
+        case .array(let elements): 1 + (elements.map(depth).max() ?? 0)
+        case .object(let members): 1 + (members.values.map(depth).max() ?? 0)
+        default: 0
+        }
+    }
+
     /// Whether producing the JSON form of `value` would hit a known bug; with `faithfully`, also
     /// whether the JSON form would misrepresent it.
     public static func breaksJSONForm(_ value: PropertyListValue, faithfully: Bool = false) -> Bool {

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""Turns the raw results of scripts/bench into the table it prints and docs/BENCHMARKS.md.
+
+usage: bench-report.py RESULTS_DIR [--markdown OUT.md]
+
+Exit status: 0 if every measurement produced samples, 1 if one is missing or empty (the
+benchmark itself is broken). Missed targets never change the exit status.
+"""
+import json
+import math
+import os
+import sys
+
+
+def load_json(directory, name):
+    path = os.path.join(directory, name)
+    try:
+        with open(path) as f:
+            text = f.read().strip()
+        return json.loads(text.splitlines()[-1]) if text else None
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def percentile(samples, q):
+    """Nearest-rank percentile."""
+    if not samples:
+        return None
+    s = sorted(samples)
+    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
+
+
+class Report:
+    def __init__(self, directory):
+        self.dir = directory
+        self.meta = load_json(directory, "meta.json") or {}
+        self.rows = []  # (section, figure, measured, reference, target, result)
+        self.notes = []
+        self.broken = []
+
+    # -- helpers ------------------------------------------------------------
+
+    def samples(self, name, key="samples_us"):
+        data = load_json(self.dir, name)
+        if data is None or not data.get(key):
+            self.broken.append(name)
+            return None, data
+        return data[key], data
+
+    def add(self, section, figure, measured, reference, target, ok):
+        result = "—" if ok is None else ("PASS" if ok else "MISS")
+        self.rows.append((section, figure, measured, reference, target, result))
+
+    @staticmethod
+    def ms(us):
+        if us is None:
+            return "n/a"
+        return f"{us / 1000:.2f} ms" if us < 100_000 else f"{us / 1000:.0f} ms"
+
+    # -- sections -----------------------------------------------------------
+
+    def continue_latency(self):
+        cont, cdata = self.samples("continue.json")
+        ref, _ = self.samples("reference-tcp.json")
+        fetch, _ = self.samples("fetch.json")
+        spawn, _ = self.samples("spawn.json")
+        n = len(cont) if cont else 0
+        section = f"Continue latency, 3 KB userInfo, warm agents, h2 ← h1 ({n} continues)"
+        p50, p99 = percentile(cont, 50), percentile(cont, 99)
+        r50, r99 = percentile(ref, 50), percentile(ref, 99)
+        errors = (cdata or {}).get("errors", 0)
+        self.add(section, "p50", self.ms(p50), f"{self.ms(r50)} (bare TCP exchange)", "≤ 2 ms",
+                 None if p50 is None else p50 <= 2000)
+        self.add(section, "p99", self.ms(p99), f"{self.ms(r99)} (bare TCP exchange)", "≤ 10 ms",
+                 None if p99 is None else p99 <= 10_000)
+        ratio = None if not (p50 and r50) else p50 / r50
+        self.add(section, "p50 ÷ reference p50", "n/a" if ratio is None else f"{ratio:.1f}×", "1×", "≤ 3×",
+                 None if ratio is None else ratio <= 3)
+        self.add(section, "errors", str(errors), "", "0", errors == 0)
+        notify, _ = self.samples("fetch-notify.json")
+        rtt, _ = self.samples("control-rtt.json")
+        f50, s50, n50, c50 = percentile(fetch, 50), percentile(spawn, 50), percentile(notify, 50), percentile(rtt, 50)
+        self.add(section, "  parts: control socket round trip (`status`), p50", self.ms(c50), "", "", None)
+        self.add(section, "  parts: bare fetch h2→h1 (ContinuationClient, no agent), p50", self.ms(f50), "", "", None)
+        if n50 and f50:
+            self.add(section, "  parts: telling the source (`continued`, a 2nd connection), p50 of fetch+notify − fetch",
+                     self.ms(n50 - f50), "", "", None)
+        self.add(section, "  parts: handler `true` (spawn + stdin + wait, as the agent), p50", self.ms(s50), "", "", None)
+        if p50 and f50 and s50 and n50 and c50:
+            self.add(section, "  rest: inside the agents (p50 − the parts above)", self.ms(p50 - n50 - s50 - c50), "", "", None)
+
+    def visible(self):
+        vis, vdata = self.samples("visible.json")
+        ref = self.reference_txt_latencies()
+        n = len(vis) if vis else 0
+        section = f"Activity change visible on a peer: publish on h1 → listed on h2 ({n} changes)"
+        p50, p95 = percentile(vis, 50), percentile(vis, 95)
+        r50, r95 = percentile(ref, 50), percentile(ref, 95)
+        refname = "dns_sd TXT update → TXT query answer"
+        self.add(section, "p50", self.ms(p50), f"{self.ms(r50)} ({refname})", "", None)
+        self.add(section, "p95", self.ms(p95), f"{self.ms(r95)} ({refname})", "≤ 300 ms",
+                 None if p95 is None else p95 <= 300_000)
+        ratio = None if not (p95 and r95) else p95 / r95
+        self.add(section, "p95 ÷ reference p95", "n/a" if ratio is None else f"{ratio:.2f}×", "1×", "≤ 1.25×",
+                 None if ratio is None else ratio <= 1.25)
+        errors = (vdata or {}).get("errors", 0)
+        self.add(section, "errors (not visible before the next change)", str(errors), "", "0", errors == 0)
+
+    def reference_txt_latencies(self):
+        path = os.path.join(self.dir, "visible-reference.txt")
+        latencies = []
+        try:
+            for line in open(path):
+                parts = line.split()
+                # txt NAME RECV_NS SEQ T_NS
+                if len(parts) == 5 and parts[0] == "txt" and int(parts[3]) > 0 and int(parts[4]) > 0:
+                    latencies.append((int(parts[2]) - int(parts[4])) / 1000)
+        except OSError:
+            pass
+        if not latencies:
+            self.broken.append("visible-reference.txt")
+        return latencies
+
+    def discover(self):
+        disc, ddata = self.samples("discover.json")
+        ref, _ = self.samples("discover-reference.json")
+        n = len(disc) if disc else 0
+        section = f"New agent discovered by a peer: start on h3 → listed in h2's peers ({n} starts)"
+        p50, p95 = percentile(disc, 50), percentile(disc, 95)
+        r50, r95 = percentile(ref, 50), percentile(ref, 95)
+        refname = "dns_sd register → browse+resolve+TXT+A"
+        self.add(section, "p50", self.ms(p50), f"{self.ms(r50)} ({refname})", "", None)
+        self.add(section, "p95", self.ms(p95), f"{self.ms(r95)} ({refname})", "≤ 1.2 s",
+                 None if p95 is None else p95 <= 1_200_000)
+        errors = (ddata or {}).get("errors", 0)
+        self.add(section, "errors", str(errors), "", "0", errors == 0)
+
+    def concurrency(self):
+        conc, cdata = self.samples("concurrency.json")
+        ref, rdata = self.samples("concurrency-reference.json")
+        cpu = load_json(self.dir, "concurrency-cpu.json") or {}
+        n = (len(conc) if conc else 0) + (cdata or {}).get("errors", 0)
+        section = f"Concurrency: {n} concurrent fetches from h2 against h1's agent (peer port)"
+        p50, p99 = percentile(conc, 50), percentile(conc, 99)
+        r50, r99 = percentile(ref, 50), percentile(ref, 99)
+        errors = (cdata or {}).get("errors", 0)
+        self.add(section, "errors", str(errors), f"{(rdata or {}).get('errors', 0)} (bare TCP, same burst)", "0",
+                 errors == 0)
+        self.add(section, "p50", self.ms(p50), f"{self.ms(r50)} (bare TCP, same burst)", "", None)
+        self.add(section, "p99", self.ms(p99), f"{self.ms(r99)} (bare TCP, same burst)", "≤ 100 ms",
+                 None if p99 is None else p99 <= 100_000)
+        if cdata and rdata:
+            self.add(section, "whole burst", f"{cdata.get('total_ms', 0):.0f} ms",
+                     f"{rdata.get('total_ms', 0):.0f} ms", "", None)
+        if cpu:
+            count = max(1, n)
+            a, r = cpu.get("agent_cpu_ms"), cpu.get("reference_cpu_ms")
+            if a is not None and r is not None:
+                self.add(section, "server CPU per fetch (utime+stime ÷ fetches)", f"{a * 1000 / count:.0f} µs",
+                         f"{r * 1000 / count:.0f} µs (reference server)", "", None)
+            a, r = cpu.get("client_cpu_ms"), cpu.get("reference_client_cpu_ms")
+            if a is not None and r is not None:
+                self.add(section, "client CPU per fetch", f"{a * 1000 / count:.0f} µs",
+                         f"{r * 1000 / count:.0f} µs (reference client)", "", None)
+
+    def footprint(self):
+        fp = load_json(self.dir, "footprint.json")
+        if not fp:
+            self.broken.append("footprint.json")
+            return
+        window = fp.get("window_s")
+        section = f"Footprint of an idle agent (h1, holding one activity; {window} s window)"
+        rss, cpu = fp.get("agent_rss_kb"), fp.get("agent_cpu_percent")
+        arss, acpu = fp.get("avahi_rss_kb"), fp.get("avahi_cpu_percent")
+        self.add(section, "RSS (VmRSS)", f"{rss / 1024:.1f} MB", f"{arss / 1024:.1f} MB (avahi-daemon, same host)",
+                 "≤ 30 MB", rss / 1024 <= 30)
+        self.add(section, "CPU (utime+stime)", f"{cpu:.2f} %", f"{acpu:.2f} % (avahi-daemon, same host)", "≤ 1 %",
+                 cpu <= 1)
+        if "agent_anonymous_kb" in fp:
+            self.add(section, "  of the RSS: anonymous (the agent's own heap and stacks)",
+                     f"{fp['agent_anonymous_kb'] / 1024:.1f} MB", "", "", None)
+            self.add(section, "  of the RSS: shared file pages (binary, Swift runtime, Foundation, ICU)",
+                     f"{fp.get('agent_shared_clean_kb', 0) / 1024:.1f} MB", "", "", None)
+            self.add(section, "  PSS (shared pages divided among the processes mapping them)",
+                     f"{fp.get('agent_pss_kb', 0) / 1024:.1f} MB", "", "", None)
+
+    def scale(self):
+        sc, sdata = self.samples("scale.json")
+        ref, rdata = self.samples("scale-reference.json")
+        hosts = (load_json(self.dir, "meta.json") or {}).get("scale_hosts", "?")
+        section = f"Scale: {hosts} hosts, agents started together → each lists all {hosts - 1 if isinstance(hosts, int) else '?'} others"
+        mx, p50 = (max(sc) if sc else None), percentile(sc, 50)
+        rmx, r50 = (max(ref) if ref else None), percentile(ref, 50)
+        refname = "dns_sd register + browse on every host"
+        self.add(section, "median host", self.ms(p50), f"{self.ms(r50)} ({refname})", "", None)
+        self.add(section, "last host", self.ms(mx), f"{self.ms(rmx)} ({refname})", "≤ 3 s",
+                 None if mx is None else mx <= 3_000_000)
+        errors = (sdata or {}).get("errors", 0)
+        self.add(section, "hosts that did not see all others", str(errors),
+                 str((rdata or {}).get("errors", 0)), "0", errors == 0)
+        if sdata and "agents_ready_ms" in sdata:
+            self.add(section, "  last agent's control socket up (after start)", f"{sdata['agents_ready_ms']:.0f} ms",
+                     "", "", None)
+
+    def streams(self):
+        one = load_json(self.dir, "stream-1.json")
+        ref = load_json(self.dir, "stream-reference.json")
+        many = load_json(self.dir, "stream-n.json")
+        rss = load_json(self.dir, "stream-rss.json")
+        for name, data in (("stream-1.json", one), ("stream-reference.json", ref), ("stream-n.json", many), ("stream-rss.json", rss)):
+            if not data or ("samples_us" in data and not data["samples_us"] and not data.get("bytes_total")):
+                self.broken.append(name)
+        if one:
+            mib = one.get("bytes_total", 0) / 1048576
+            section = f"Continuation streams (HandoffKit apps, h1 → h2 through both agents)"
+            rt = (ref or {}).get("throughput_mib_s")
+            self.add(section, f"throughput, 1 stream of {mib:.0f} MiB", f"{one.get('throughput_mib_s', 0):.0f} MiB/s",
+                     f"{rt:.0f} MiB/s (one bare TCP connection, same bytes)" if rt else "n/a", "", None)
+            if rt:
+                self.add(section, "  ÷ reference", f"{one.get('throughput_mib_s', 0) / rt:.2f}×", "1×", "", None)
+            self.add(section, "  errors", str(one.get("errors", 0)), "", "0", one.get("errors", 0) == 0)
+        if many and rss:
+            section = f"Continuation streams (HandoffKit apps, h1 → h2 through both agents)"
+            n, each = rss.get("streams"), rss.get("bytes_each", 0) / 1048576
+            self.add(section, f"{n} concurrent streams of {each:.0f} MiB: aggregate throughput",
+                     f"{many.get('throughput_mib_s', 0):.0f} MiB/s", "", "", None)
+            self.add(section, f"  source agent (h1) RSS during the {n} streams, peak",
+                     f"{rss['h1_peak_kb'] / 1024:.1f} MB", f"{rss['h1_idle_kb'] / 1024:.1f} MB (same agent, before)", "", None)
+            self.add(section, f"  continuing agent (h2) RSS during the {n} streams, peak",
+                     f"{rss['h2_peak_kb'] / 1024:.1f} MB", f"{rss['h2_idle_kb'] / 1024:.1f} MB (same agent, before)", "", None)
+            errors = many.get("errors", 0)
+            self.add(section, "  errors", str(errors), "", "0", errors == 0)
+
+    # -- output -------------------------------------------------------------
+
+    def build(self):
+        self.continue_latency()
+        self.visible()
+        self.discover()
+        self.concurrency()
+        self.footprint()
+        self.scale()
+        self.streams()
+
+    def text_table(self):
+        lines = []
+        header = ("figure", "measured", "reference (same run)", "target", "result")
+        widths = [max(len(header[i]), *(len(r[i + 1]) for r in self.rows)) for i in range(5)]
+        section = None
+        for row in self.rows:
+            if row[0] != section:
+                section = row[0]
+                lines.append("")
+                lines.append(section)
+                lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)))
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row[1:], widths)))
+        return "\n".join(lines)
+
+    def markdown_table(self):
+        out = ["| benchmark | figure | measured | reference (same run, same link) | target | result |",
+               "|---|---|---|---|---|---|"]
+        section = None
+        for row in self.rows:
+            name = row[0] if row[0] != section else ""
+            section = row[0]
+            figure = row[1].replace("  ", "&nbsp;&nbsp;", 1) if row[1].startswith("  ") else row[1]
+            result = f"**{row[5]}**" if row[5] == "MISS" else row[5]
+            out.append(f"| {name} | {figure} | {row[2]} | {row[3]} | {row[4]} | {result} |")
+        return "\n".join(out)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    directory = sys.argv[1]
+    markdown = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
+    report = Report(directory)
+    report.build()
+    m = report.meta
+    start_load = open(os.path.join(directory, "loadavg-start.txt")).read().split()[:3] if os.path.exists(
+        os.path.join(directory, "loadavg-start.txt")) else ["?"]
+    m["load"] = f"load average {' '.join(start_load)} at the start, {' '.join(m.get('loadavg', ['?']))} at the end"
+    print(f"handoff macro benchmarks ({m.get('mode', '?')}): {m.get('date', '?')}, commit {m.get('commit', '?')}"
+          f"{' + uncommitted changes' if m.get('dirty') else ''}, {m.get('nproc', '?')} cores, kernel {m.get('kernel', '?')}; {m['load']}")
+    print(report.text_table())
+    misses = [r for r in report.rows if r[5] == "MISS"]
+    print(f"\n{len(misses)} target(s) missed" + (": " + "; ".join(f"{r[0].split(':')[0].split(',')[0]} {r[1]}" for r in misses) if misses else ""))
+    if report.broken:
+        print("BROKEN: no results from " + ", ".join(sorted(set(report.broken))), file=sys.stderr)
+    if markdown:
+        template_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "BENCHMARKS.template.md")
+        with open(template_path) as f:
+            template = f.read()
+        text = template.replace("{{DATE}}", m.get("date", "?")).replace("{{COMMIT}}", m.get("commit", "?") + (
+            " (with uncommitted changes in Sources/)" if m.get("dirty") else "")).replace(
+            "{{MACHINE}}", f"{m.get('nproc', '?')} cores, {m.get('memory', '?')}, Linux {m.get('kernel', '?')}, {m.get('swift', '?')}; {m['load']}").replace(
+            "{{TABLE}}", report.markdown_table()).replace("{{DURATION}}", str(m.get("duration_s", "?")))
+        micro_path = os.path.join(directory, "micro.md")
+        micro = open(micro_path).read().strip() if os.path.exists(micro_path) else None
+        text = text.replace("{{MICRO}}", micro or "(not run in this generation: `scripts/bench --no-micro`; "
+                            "run `cd Benchmarks && swift package benchmark`)")
+        with open(markdown, "w") as f:
+            f.write(text)
+    return 1 if report.broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
