@@ -87,7 +87,12 @@ class Report:
                      self.ms(n50 - f50), "", "", None)
         self.add(section, "  parts: handler `true` (spawn + stdin + wait, as the agent), p50", self.ms(s50), "", "", None)
         if p50 and f50 and s50 and n50 and c50:
-            self.add(section, "  rest: inside the agents (p50 − the parts above)", self.ms(p50 - n50 - s50 - c50), "", "", None)
+            self.add(section, "  rest: inside the agents (p50 − the parts above; parts measured separately)",
+                     self.ms(p50 - n50 - s50 - c50), "", "", None)
+        cpu = load_json(self.dir, "continue-cpu.json")
+        if cpu:
+            self.add(section, "  CPU per continue: continuing agent h2 / source agent h1 (utime+stime)",
+                     f"{cpu['h2_cpu_us']:.0f} µs / {cpu['h1_cpu_us']:.0f} µs", "", "", None)
 
     def visible(self):
         vis, vdata = self.samples("visible.json")
@@ -218,7 +223,7 @@ class Report:
                      f"{rt:.0f} MiB/s (one bare TCP connection, same bytes)" if rt else "n/a", "", None)
             if rt:
                 self.add(section, "  ÷ reference", f"{one.get('throughput_mib_s', 0) / rt:.2f}×", "1×", "", None)
-            self.add(section, "  errors", str(one.get("errors", 0)), "", "0", one.get("errors", 0) == 0)
+            self.add(section, "  errors (attempts that failed to open; retried up to 3 times)", str(one.get("errors", 0)), "", "0", one.get("errors", 0) == 0)
         if many and rss:
             section = f"Continuation streams (HandoffKit apps, h1 → h2 through both agents)"
             n, each = rss.get("streams"), rss.get("bytes_each", 0) / 1048576
