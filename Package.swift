@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "notes-example", targets: ["notes-example"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
         .library(name: "HandoffDiscovery", targets: ["HandoffDiscovery"]),
+        .library(name: "HandoffTrust", targets: ["HandoffTrust"]),
         .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
         .library(name: "HandoffAgent", targets: ["HandoffAgent"]),
         .library(name: "HandoffKit", targets: ["HandoffKit"]),
@@ -22,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
@@ -42,19 +45,31 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Trust: device identity (key pair, self-signed certificate, device ID), the paired
+        // devices, sealed advertisements, the pairing exchange. No NIO.
+        .target(
+            name: "HandoffTrust",
+            dependencies: [
+                "HandoffCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         .target(
             name: "HandoffTransport",
             dependencies: [
-                "HandoffCore",
+                "HandoffCore", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "HandoffAgent",
             dependencies: [
-                "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -71,10 +86,12 @@ let package = Package(
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
+        // Small C shims for what Swift's Glibc module does not export (mallopt).
+        .target(name: "CHandoffShims"),
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                "CHandoffShims", "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -102,10 +119,11 @@ let package = Package(
         .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),
 
         .testTarget(name: "HandoffDiscoveryTests", dependencies: ["HandoffDiscovery"]),
+        .testTarget(name: "HandoffTrustTests", dependencies: ["HandoffTrust", "HandoffCore", "HandoffTestSupport"]),
         .testTarget(
             name: "HandoffKitTests",
             dependencies: [
-                "HandoffKit", "HandoffAgent", "HandoffDiscovery", "HandoffTransport",
+                "HandoffKit", "HandoffAgent", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -114,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "HandoffTransportTests",
             dependencies: [
-                "HandoffCore", "HandoffTransport",
+                "HandoffCore", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "HandoffAgentTests",
             dependencies: [
-                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport",
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTrust",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -12,6 +12,7 @@ import PackageDescription
 
 let handoffCore = Target.Dependency.product(name: "HandoffCore", package: "handoff")
 let handoffAgent = Target.Dependency.product(name: "HandoffAgent", package: "handoff")
+let handoffTrust = Target.Dependency.product(name: "HandoffTrust", package: "handoff")
 
 let package = Package(
     name: "handoff-fuzz",
@@ -31,13 +32,15 @@ let package = Package(
         .executableTarget(name: "FuzzUserInfoDecoder", dependencies: ["FuzzSupport", handoffCore]),
         // ActivityAdvertisement(txtRecord:): DNS-SD TXT rdata from any host on the LAN.
         .executableTarget(name: "FuzzTXTParser", dependencies: ["FuzzSupport", handoffCore]),
+        // SealedAdvertisement.parse/open: the sealed TXT record of protocol v2.
+        .executableTarget(name: "FuzzSealedTXT", dependencies: ["FuzzSupport", handoffTrust]),
         // ConfigurationFile.parse: handoffd's JSON configuration.
         .executableTarget(name: "FuzzConfigParser", dependencies: ["FuzzSupport", handoffCore, handoffAgent]),
         // JSONValue(parsing:): the control socket, --user-info, and the configuration file.
         .executableTarget(name: "FuzzJSONParser", dependencies: ["FuzzSupport", handoffCore]),
 
         // Writes Corpus/<target>/ from the real encoders (not a fuzz target).
-        .executableTarget(name: "FuzzSeeds", dependencies: [handoffCore]),
+        .executableTarget(name: "FuzzSeeds", dependencies: [handoffCore, handoffTrust]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import HandoffCore
 import HandoffDiscovery
 import HandoffTransport
+import HandoffTrust
 import Dispatch
 import Logging
 import NIOCore
@@ -25,12 +26,43 @@ public actor Agent {
     let dispatcher: ActivityDispatcher
     /// The bound peer port.
     public nonisolated let port: Int
+    /// This device's identity, TLS and open connections.
+    public nonisolated let security: AgentSecurity
+    /// This device's ID.
+    public nonisolated var deviceID: DeviceID { security.identity.deviceID }
+    /// The DNS-SD instance name: random, so that it tells unpaired observers nothing.
+    public nonisolated let instanceName: String
+    /// Connects to whatever device answers (pairing, learning advertising keys).
+    nonisolated let unpinned: TCPPeerConnector
 
     private var store = ActivityStore()
-    private var directory: PeerDirectory
+    var directory: PeerDirectory
     private var advertisedTXT: [UInt8]
+    /// The paired devices and the advertising keys.
+    var trust: TrustStore
+    /// What the advertisement was last sealed from, so an unchanged one is not sealed again.
+    private var sealedFrom: SealInput
+    /// The timestamp of the last sealed advertisement (ms since 1970, strictly increasing).
+    private var sealTimestamp: UInt64
+    /// The newest advertisement timestamp seen from each paired device; older ones are replays.
+    var seenTimestamps: [DeviceID: UInt64] = [:]
+    /// Advertisements this agent cannot open (unpaired devices, or keys not yet learnt), by
+    /// instance name.
+    var unreadable: [String: UnreadableService] = [:]
+    /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
+    var resolveGenerations: [DeviceID: Int] = [:]
+    /// The open pairing window (`handoff pair --accept`), if any.
+    var pairingWindow: PairingWindow?
+    /// The faults this agent injects now: `faults` from the configuration, changed by
+    /// `handoff fault` (docs/FAULTS.md).
+    public internal(set) var faults: FaultPlan
     /// Continuations in flight, by activity ID, with the callers waiting for the same result.
     private var inFlight: [UUID: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
+    /// Continuations by the caller's idempotency key: a retry after a lost reply is answered
+    /// from here and runs no handler again.
+    private var ledger = IdempotencyLedger<Result<JSONValue, HandoffError>, ContinuousClock.Instant>()
+    /// Callers retrying a key whose continuation is still running.
+    private var keyWaiters: [String: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
     /// Apps connected to the control socket, by connection.
     private var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
     /// Apps the agent may start (config `appsDirectory`).
@@ -49,20 +81,32 @@ public actor Agent {
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
     ///   - connector: how to reach peers (TCP in the daemon).
+    ///   - security: the device identity and the paired devices.
     public init(configuration: AgentConfiguration, port: Int, connector: any PeerConnector, logger: Logger,
-                launchable: [LaunchableApp] = []) {
+                launchable: [LaunchableApp] = [], security: AgentSecurity) {
         self.configuration = configuration
+        self.faults = configuration.faults
         self.launchable = launchable
         self.port = port
         self.logger = logger
+        self.security = security
+        self.trust = security.initialTrust
+        self.unpinned = TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS)
         let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         self.agentID = agentID
+        self.instanceName = "handoff-" + agentID.prefix(12)
         self.hello = PeerHello(agentID: agentID, name: configuration.name)
         self.directory = PeerDirectory(ownAgentID: agentID)
-        let initialTXT = ActivityAdvertisement(agentID: agentID, sequence: 0, current: nil).txtRecord
+        let sealInput = SealInput(
+            plaintext: ActivityAdvertisement(agentID: agentID, sequence: 0, current: nil, name: configuration.name)
+                .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes),
+            pairingName: nil, key: security.initialTrust.ownAdvertisingKey)
+        self.sealedFrom = sealInput
+        self.sealTimestamp = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+        let initialTXT = sealInput.seal(timestamp: sealTimestamp)
         self.advertisedTXT = initialTXT
         self.advertiser = ServiceAdvertiser(
-            name: configuration.name, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: initialTXT, logger: logger)
+            name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: initialTXT, logger: logger)
         self.client = ContinuationClient(
             connector: connector, clock: ContinuousClock(), hello: hello,
             limits: FrameLimits(maxUserInfoBytes: configuration.limits.maxUserInfoBytes),
@@ -107,12 +151,19 @@ public actor Agent {
     /// A held activity, for a peer's fetch.
     public func lookUp(id: UUID) -> Activity? { store.activity(id: id) }
 
-    private func refreshAdvertisement(now: Date = Date()) {
+    /// Seals the current advertisement for the paired devices and publishes it, unless nothing
+    /// changed (the activity, the pairing window or the advertising key).
+    func refreshAdvertisement(now: Date = Date()) {
         let current = store.current(at: now).map {
             ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
         }
-        let txt = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current).txtRecord
-        guard txt != advertisedTXT else { return }
+        let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: configuration.name)
+            .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
+        let input = SealInput(plaintext: plaintext, pairingName: pairingWindow == nil ? nil : configuration.name, key: trust.ownAdvertisingKey)
+        guard input != sealedFrom else { return }
+        sealedFrom = input
+        sealTimestamp = max(UInt64(max(0, now.timeIntervalSince1970 * 1000)), sealTimestamp + 1)
+        let txt = input.seal(timestamp: sealTimestamp)
         advertisedTXT = txt
         advertiser.updateTXTRecord(txt)
     }
@@ -135,6 +186,9 @@ public actor Agent {
     public func controlConnectionClosed(_ link: ControlLink) {
         if let app = apps.removeValue(forKey: link.id) {
             logger.info("app disconnected", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
+        }
+        if let window = pairingWindow, window.link.id == link.id {
+            closePairingWindow(window.id, .failure(.handoffFailed("pairing was cancelled")))
         }
         let resigned = store.resignAll(ownedBy: link.id)
         if !resigned.isEmpty { refreshAdvertisement() }
@@ -169,7 +223,7 @@ public actor Agent {
     /// Suspends until the continuation that `register` stores is resumed. `start` runs alongside
     /// (to send the request); after `timeout`, `expire` runs and must resume it if still waiting.
     /// Whoever resumes removes the continuation from where `register` put it, so it resumes once.
-    private func waitForAnswer<T: Sendable>(
+    func waitForAnswer<T: Sendable>(
         timeout: Duration,
         register: (CheckedContinuation<T, Never>) -> Void,
         start: @escaping @Sendable () async -> Void = {},
@@ -245,7 +299,18 @@ public actor Agent {
         guard let activity = store.activity(id: id) else { return .success(nil) }
         let owner = store.owner(of: id)
         guard activity.needsSave, let owner, let app = apps[owner.connectionID] else { return .success((activity, owner?.identity)) }
-        let timeout = configuration.limits.fetchTimeout
+        var timeout = configuration.limits.fetchTimeout
+        let slowSave = faults.willSaveDelay
+        if slowSave > .zero {
+            // Fault injection: the app takes this much longer to save.
+            logger.info("fault: slowing the app's willSave", metadata: ["handoff.id": "\(id)", "handoff.delay": "\(slowSave)"])
+            try? await Task.sleep(for: min(slowSave, timeout))
+            guard slowSave < timeout else {
+                return .failure(.remoteTimedOut(
+                    "the app \(owner.identity.bundleID) on \(configuration.name) did not save the activity within \(timeout) (userActivityWillSave; faults.willSaveDelayMs)"))
+            }
+            timeout -= slowSave
+        }
         guard let reply = await ask(app.link, event: "willSave", ["activityID": .string(id.uuidString)], timeout: timeout),
             let savedJSON = reply["activity"]
         else {
@@ -362,17 +427,45 @@ public actor Agent {
 
     // MARK: Peers
 
-    /// Applies a discovery event.
+    /// Applies a discovery event. A sealed advertisement is opened with the paired devices' keys;
+    /// one that cannot be opened is kept aside (an unpaired device, or a key not learnt yet).
     public func handle(_ event: BrowseEvent) {
         switch event {
         case .resolved(let service):
+            let sealed: SealedAdvertisement.Public
+            do { sealed = try SealedAdvertisement.parse(txtRecord: service.txtRecord) } catch {
+                if directory.remove(name: service.instanceName) != nil { logger.info("peer gone", metadata: ["handoff.peer": "\(service.instanceName)"]) }
+                unreadable.removeValue(forKey: service.instanceName)
+                logger.debug("ignoring service", metadata: ["handoff.peer": "\(service.instanceName)", "handoff.reason": "\(error)"])
+                return
+            }
+            var keys = trust.devices.compactMap { device in device.advertisingKey.map { (device.deviceID, $0) } }
+            keys.append((deviceID, trust.ownAdvertisingKey))
+            guard let opened = SealedAdvertisement.open(sealed, keys: keys) else {
+                // Whatever this instance said before can no longer be verified.
+                if let peer = directory.remove(name: service.instanceName) { logger.info("peer unreadable", metadata: ["handoff.peer": "\(peer.name)"]) }
+                let isNew = unreadable[service.instanceName] == nil
+                unreadable[service.instanceName, default: UnreadableService(service: service)].service = service
+                if isNew { logger.debug("sealed advertisement from an unknown device", metadata: ["handoff.peer": "\(service.instanceName)"]) }
+                learnKey(ofInstance: service.instanceName)
+                return
+            }
+            unreadable.removeValue(forKey: service.instanceName)
+            guard opened.deviceID != deviceID else { return }
+            if let last = seenTimestamps[opened.deviceID], opened.timestamp < last {
+                logger.info("ignoring a replayed advertisement", metadata: ["handoff.peer": "\(service.instanceName)"])
+                return
+            }
+            seenTimestamps[opened.deviceID] = opened.timestamp
+            resolveGenerations[opened.deviceID, default: 0] += 1
             let update = directory.update(
                 name: service.instanceName, hostTarget: service.hostTarget, addresses: service.addresses,
-                port: service.port, txtRecord: service.txtRecord)
+                port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID)
             switch update {
             case .added, .changed:
                 logger.info("peer \(update == .added ? "found" : "updated")", metadata: [
-                    "handoff.peer": "\(service.instanceName)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
+                    "handoff.peer": "\(directory.peer(named: service.instanceName)?.name ?? service.instanceName)",
+                    "handoff.device": "\(opened.deviceID.shortID)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
                 ])
             case .ignored(let why):
                 logger.info("ignoring service", metadata: ["handoff.peer": "\(service.instanceName)", "handoff.reason": "\(why)"])
@@ -380,7 +473,8 @@ public actor Agent {
                 break
             }
         case .removed(let name):
-            if directory.remove(name: name) != nil { logger.info("peer gone", metadata: ["handoff.peer": "\(name)"]) }
+            unreadable.removeValue(forKey: name)
+            if let peer = directory.remove(name: name) { logger.info("peer gone", metadata: ["handoff.peer": "\(peer.name)"]) }
         }
     }
 
@@ -389,23 +483,57 @@ public actor Agent {
     /// Continues a peer's activity here: fetch it, then hand it to the handlers. A second request
     /// for an activity already being continued waits for the first and gets its result, so the
     /// handlers run once.
-    public func continueActivity(id: UUID) async -> Result<JSONValue, HandoffError> {
-        if inFlight[id] != nil {
-            return await withCheckedContinuation { inFlight[id, default: []].append($0) }
+    ///
+    /// With an `idempotencyKey`, the continuation happens at most once per key: a retry with the
+    /// same key (after a lost reply, say) gets the first result, marked `"replayed": true`, and
+    /// runs no handler. A continuation that failed before any handler ran may be retried with the
+    /// same key. The continuation runs to its end even when the caller goes away.
+    public func continueActivity(id: UUID, idempotencyKey: String? = nil) async -> Result<JSONValue, HandoffError> {
+        guard let key = idempotencyKey else { return await continueOnce(id: id).result }
+        switch ledger.begin(key, activityID: id, now: .now) {
+        case .replay(let result):
+            logger.info("continuation replayed", metadata: ["handoff.id": "\(id)", "handoff.key": "\(key)"])
+            return Self.markedReplayed(result)
+        case .wait:
+            return Self.markedReplayed(await withCheckedContinuation { keyWaiters[key, default: []].append($0) })
+        case .conflict(let other):
+            return .failure(.handoffFailed("idempotency key \(key) was used to continue activity \(other), not \(id); use a fresh key for each continuation"))
+        case .run:
+            let (result, handlerStarted) = await continueOnce(id: id)
+            ledger.finish(key, value: result, handlerStarted: handlerStarted, now: .now)
+            for waiter in keyWaiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
+            return result
         }
-        inFlight[id] = []
-        let result = await performContinuation(id: id)
-        for waiter in inFlight.removeValue(forKey: id) ?? [] { waiter.resume(returning: result) }
-        return result
     }
 
-    private func performContinuation(id: UUID) async -> Result<JSONValue, HandoffError> {
+    private static func markedReplayed(_ result: Result<JSONValue, HandoffError>) -> Result<JSONValue, HandoffError> {
+        guard case .success(.object(var members)) = result else { return result }
+        members["replayed"] = .bool(true)
+        return .success(.object(members))
+    }
+
+    /// One continuation, shared by concurrent callers for the same activity. It runs in its own
+    /// task so that a caller that goes away (a closed control connection) does not cut it short.
+    private func continueOnce(id: UUID) async -> (result: Result<JSONValue, HandoffError>, handlerStarted: Bool) {
+        if inFlight[id] != nil {
+            return (await withCheckedContinuation { inFlight[id, default: []].append($0) }, true)
+        }
+        inFlight[id] = []
+        let (result, handlerStarted) = await Task.detached { await self.performContinuation(id: id) }.value
+        for waiter in inFlight.removeValue(forKey: id) ?? [] { waiter.resume(returning: result) }
+        return (result, handlerStarted)
+    }
+
+    private func performContinuation(id: UUID) async -> (Result<JSONValue, HandoffError>, handlerStarted: Bool) {
         guard let peer = directory.peer(offering: id), let offered = peer.advertisement.current else {
-            if let gone = directory.departedPeer(offering: id) {
-                return .failure(.connectionUnavailable(
-                    "\(gone.name), which offered activity \(id), has left the network (its agent stopped or its host went away). Continue it once \(gone.name) is back."))
+            if let silent = directory.unreachablePeer(offering: id) {
+                return (.failure(.connectionUnavailable(Self.stoppedAnswering(silent.peer.name, activity: id, lastHeard: silent.lastHeard))), false)
             }
-            return .failure(.handoffFailed("no peer offers activity \(id) now; `handoff list` shows the activities on offer"))
+            if let gone = directory.departedPeer(offering: id) {
+                return (.failure(.connectionUnavailable(
+                    "\(gone.name), which offered activity \(id), has left the network (its agent stopped or its host went away). Continue it once \(gone.name) is back.")), false)
+            }
+            return (.failure(.handoffFailed("no peer offers activity \(id) now; `handoff list` shows the activities on offer")), false)
         }
         let request = FetchRequest(activityID: id, continuationID: UUID())
         var metadata: Logger.Metadata = ["handoff.peer": "\(peer.name)", "handoff.id": "\(id)", "handoff.continuation": "\(request.continuationID)"]
@@ -419,7 +547,8 @@ public actor Agent {
         ]
         if let app { await tell(app.link, event: "willContinue", continuation) }
 
-        let result = await fetchAndDeliver(request, from: peer, offered: offered, app: app)
+        var handlerStarted = false
+        let result = await fetchAndDeliver(request, from: peer, offered: offered, app: app, handlerStarted: &handlerStarted)
         switch result {
         case .failure(let error):
             metadata["handoff.error"] = "\(error.code.rawValue)"
@@ -435,11 +564,11 @@ public actor Agent {
                 logger.info("could not tell the source it was continued", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
             }
         }
-        return result
+        return (result, handlerStarted)
     }
 
     private func fetchAndDeliver(_ request: FetchRequest, from peer: PeerRecord, offered: ActivityAdvertisement.Current,
-                                 app: (manifest: AppManifest, link: ControlLink)?) async -> Result<JSONValue, HandoffError> {
+                                 app: (manifest: AppManifest, link: ControlLink)?, handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
         let fetched: FetchedActivity
         switch await client.fetchActivity(request, from: peer.endpoint, peerName: peer.name) {
         case .failure(let error): return .failure(error)
@@ -462,6 +591,7 @@ public actor Agent {
                 "continuationID": .string(request.continuationID.uuidString), "peer": .string(peer.name), "activity": activity.json,
             ]
             if let source = fetched.source { event["sourceApplication"] = .string(source.bundleID) }
+            handlerStarted = true
             let reply = await ask(app.link, event: "continue", event, timeout: configuration.limits.handlerTimeout)
             guard let reply else {
                 return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
@@ -480,6 +610,7 @@ public actor Agent {
         let streams: @Sendable ([String], [String: String]) async -> Result<CommandOutcome, HandoffError> = { command, environment in
             await StreamingCommand.run(command, environment: environment, timeout: timeout, source: peer, activityID: activity.id, agent: self)
         }
+        handlerStarted = true
         switch await dispatcher.deliver(activity, from: peer.name, streams: streams) {
         case .failure(let error): return .failure(error)
         case .success(let delivery):
@@ -496,7 +627,10 @@ public actor Agent {
         let now = Date()
         return .object([
             "name": .string(configuration.name),
+            "deviceID": .string(deviceID.description),
             "registeredName": advertiser.registeredName.map { .string($0) } ?? .null,
+            "pairedDevices": .integer(trust.devices.count),
+            "pairing": .bool(pairingWindow != nil),
             "agentID": .string(agentID),
             "port": .integer(port),
             "serviceType": .string(configuration.serviceType),
@@ -522,12 +656,15 @@ public actor Agent {
         .array(directory.all.map { peer in
             .object([
                 "name": .string(peer.name),
+                "deviceID": peer.deviceID.map { .string($0.description) } ?? .null,
+                "instanceName": .string(peer.instanceName),
                 "agentID": .string(peer.advertisement.agentID),
                 "host": .string(peer.hostTarget),
                 "addresses": .array(peer.addresses.map { .string($0) }),
                 "port": .integer(Int(peer.port)),
                 "sequence": .integer(peer.advertisement.sequence),
                 "current": peer.advertisement.current.map { .string($0.id.uuidString) } ?? .null,
+                "reachable": .bool(directory.isReachable(peer)),
             ])
         })
     }

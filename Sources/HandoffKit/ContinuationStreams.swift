@@ -108,6 +108,11 @@ struct ContinuationStreamConnection: Sendable {
                 do {
                     while let frame = try await frames.next() {
                         if frame.kind == .streamEnd { ended = true; break }
+                        if frame.kind == .error, case .error(let code, let message) = try PeerMessage(frame: frame) {
+                            // The agent's reason for ending the streams (limits.streamIdleTimeout: 4610).
+                            chunks.fail(HandoffError(HandoffError.Code(rawValue: code), message))
+                            return
+                        }
                         guard frame.kind == .streamData else { throw FrameError.unexpected(kind: frame.kind, expecting: "stream data") }
                         await chunks.send(frame.payload)
                     }

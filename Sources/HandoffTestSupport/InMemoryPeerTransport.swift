@@ -272,7 +272,7 @@ public final class InMemoryFrameConnection: FrameConnection {
         case .lookUp(let request):
             let found = table.activity(id: request.activityID)
             apply(s.machine.lookedUp(found, request: request, now: source.now), table: table, &s)
-        case .notifyContinued, .openStreams, .receiveOpen:
+        case .notifyContinued, .openStreams, .receiveOpen, .pair, .exchangeKeys:
             s.sourceStopped = true
             s.closedByPeer = true
         case .sendAndClose(let frames, let reason):

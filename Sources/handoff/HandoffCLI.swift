@@ -21,7 +21,7 @@ struct HandoffCLI: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/handoff/handoffd.sock (or /tmp/handoff-UID/handoffd.sock).
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
-        subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self, Open.self])
+        subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self, Open.self, Pair.self, Trust.self, Fault.self])
 
     /// Lets `--socket PATH` stand before the subcommand (`handoff --socket P status`), as the
     /// usage line shows, by moving it after the subcommand's name.
@@ -68,12 +68,17 @@ struct GlobalOptions: ParsableArguments {
         switch await client.call(command, arguments) {
         case .success(let value): return value
         case .failure(let error):
-            if json {
-                print(JSONValue.object(["error": ControlProtocol.errorJSON(error)]).serialized)
-            } else {
-                FileHandle.standardError.write(Data("handoff: \(error)\n".utf8))
-            }
+            report(error)
             throw ExitCode(1)
+        }
+    }
+
+    /// Prints an error: JSON with --json, else a line on standard error.
+    func report(_ error: HandoffError) {
+        if json {
+            print(JSONValue.object(["error": ControlProtocol.errorJSON(error)]).serialized)
+        } else {
+            FileHandle.standardError.write(Data("handoff: \(error)\n".utf8))
         }
     }
 }
@@ -86,7 +91,8 @@ struct Status: AsyncParsableCommand {
         let status = try await options.call("status")
         if options.json { print(status.prettySerialized); return }
         let name = status["registeredName"]?.stringValue ?? status["name"]?.stringValue ?? "?"
-        print("agent \(name) (id \(status["agentID"]?.stringValue ?? "?")) on port \(status["port"]?.int64Value ?? 0), \(status["peers"]?.int64Value ?? 0) peer(s)")
+        print("agent \(name) (id \(status["agentID"]?.stringValue ?? "?")) on port \(status["port"]?.int64Value ?? 0), \(status["peers"]?.int64Value ?? 0) peer(s), \(status["pairedDevices"]?.int64Value ?? 0) paired device(s)")
+        print("device ID \(status["deviceID"]?.stringValue ?? "?")")
         let activities = status["activities"]?.arrayValue ?? []
         let current = status["current"]?.stringValue
         if activities.isEmpty { print("no activities published") }
@@ -109,7 +115,10 @@ struct Peers: AsyncParsableCommand {
         if rows.isEmpty { print("no peers found (is handoffd running on your other hosts, on this LAN?)") }
         for peer in rows {
             let address = peer["addresses"]?.arrayValue?.first?.stringValue ?? peer["host"]?.stringValue ?? "?"
-            print("\(peer["name"]?.stringValue ?? "?")  \(address):\(peer["port"]?.int64Value ?? 0)  \(peer["current"]?.stringValue.map { "offers \($0)" } ?? "no activity")")
+            let offers = peer["current"]?.stringValue.map { "offers \($0)" } ?? "no activity"
+            // Liveness: a peer that stopped answering still has a DNS-SD record, but nothing on offer.
+            let state = peer["reachable"]?.boolValue == false ? "unreachable" : offers
+            print("\(peer["name"]?.stringValue ?? "?")  \(address):\(peer["port"]?.int64Value ?? 0)  \(state)")
         }
     }
 }
@@ -195,19 +204,32 @@ struct Resign: AsyncParsableCommand {
 struct Continue: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Continue a peer's activity on this host: fetch it and run the local handler.",
-        discussion: "Exits 0 when a handler (or the URL opener) took the activity, 1 with an NSUserActivity error code otherwise.")
+        discussion: """
+            Exits 0 when a handler (or the URL opener) took the activity, 1 with an NSUserActivity error code otherwise. \
+            To retry safely after a lost reply, give the retry the same --idempotency-key: the agent answers it with the \
+            first attempt's result ("replayed") and runs no handler again.
+            """)
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The activity ID shown by `handoff list`.") var id: String
+    @Option(name: .customLong("idempotency-key"),
+            help: ArgumentHelp("Continue at most once for this key (e.g. a UUID); a retry with it runs no handler again.", valueName: "key"))
+    var idempotencyKey: String?
 
     func validate() throws {
         guard UUID(uuidString: id) != nil else { throw ValidationError("\(id) is not an activity ID (a UUID as shown by `handoff list`)") }
+        if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > 200 {
+            throw ValidationError("--idempotency-key must be 1 to 200 bytes, e.g. a UUID")
+        }
     }
 
     func run() async throws {
-        let result = try await options.call("continue", ["id": .string(id)])
+        var arguments: [String: JSONValue] = ["id": .string(id)]
+        if let idempotencyKey { arguments["idempotencyKey"] = .string(idempotencyKey) }
+        let result = try await options.call("continue", arguments)
         if options.json { print(result.serialized); return }
         let activity = result["activity"]
-        print("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?"))")
+        let replayed = result["replayed"]?.boolValue == true ? "; a retry: answered from the first attempt" : ""
+        print("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?")\(replayed))")
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HandoffCore
 import HandoffDiscovery
 import HandoffTestSupport
+import HandoffTrust
 import Synchronization
 import Testing
 
@@ -23,18 +24,40 @@ final class RefusingConnector: PeerConnector {
     }
 }
 
+/// The peer that unit tests' advertisements come from: paired with every agent `makeAgent` makes.
+enum TestPeer {
+    static let deviceID = DeviceID(certificateDER: Array("test peer certificate".utf8))
+    static let key = AdvertisingKey.random()
+    /// Sealing timestamps, increasing (older ones would be refused as replays).
+    static let clock = Atomic<UInt64>(1_000)
+
+    /// An agent's identity, made once for all unit tests.
+    static let identity: DeviceIdentity = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-unit-\(UUID().uuidString.prefix(8))").path
+        return try! DeviceIdentity.loadOrCreate(directory: directory, commonName: "unit-host")
+    }()
+
+    /// Seals a plain advertisement as the test peer.
+    static func seal(_ plaintext: [UInt8]) -> [UInt8] {
+        let timestamp = clock.add(1, ordering: .relaxed).newValue
+        return SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, key: key)
+    }
+}
+
 func makeAgent(connector: any PeerConnector = RefusingConnector(), configure: (inout AgentConfiguration) -> Void = { _ in }) -> Agent {
     SIGPIPEWatch.install()
     var configuration = AgentConfiguration(name: "unit-host", socketPath: "/tmp/handoff-unit-unused.sock")
     configuration.serviceType = "_handoffunit._tcp"
     configure(&configuration)
-    return Agent(configuration: configuration, port: 7123, connector: connector, logger: quietLogger)
+    let trust = TrustStore(devices: [PairedDevice(deviceID: TestPeer.deviceID, name: "test peer", advertisingKey: TestPeer.key)])
+    let security = try! AgentSecurity(identity: TestPeer.identity, trust: trust, stateDirectory: nil)
+    return Agent(configuration: configuration, port: 7123, connector: connector, logger: quietLogger, security: security)
 }
 
 func peerService(name: String, agentID: String, seq: UInt64, offering activity: Activity?, addresses: [String] = ["127.0.0.1"], port: UInt16 = 7200) -> DiscoveredService {
     DiscoveredService(
         instanceName: name, serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "\(name).local.", port: port,
-        txtRecord: Sample.txt(agent: agentID, seq: seq, current: activity), addresses: addresses, interfaceIndex: 2)
+        txtRecord: TestPeer.seal(Sample.txt(agent: agentID, seq: seq, current: activity)), addresses: addresses, interfaceIndex: 2)
 }
 
 extension Result {
@@ -52,7 +75,7 @@ struct AgentTests {
         #expect(status["port"] == .integer(7123))
         #expect(status["serviceType"] == .string("_handoffunit._tcp"))
         #expect(status["socketPath"] == .string("/tmp/handoff-unit-unused.sock"))
-        #expect(status["protocolVersion"] == .integer(1))
+        #expect(status["protocolVersion"] == .integer(2))
         #expect(status["sequence"] == .integer(0))
         #expect(status["current"] == .null)
         #expect(status["activities"] == .array([]))
@@ -178,6 +201,9 @@ struct AgentTests {
         let agent = makeAgent()
         await agent.handle(.resolved(peerService(name: "unit-host", agentID: agent.agentID, seq: 1, offering: Sample.activity(1))))
         await agent.handle(.resolved(DiscoveredService(
+            instanceName: agent.instanceName, serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "unit-host.local.", port: 7123,
+            txtRecord: await agent.advertisedTXTRecord, addresses: ["127.0.0.1"], interfaceIndex: 2)))
+        await agent.handle(.resolved(DiscoveredService(
             instanceName: "printer", serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "printer.local.", port: 631,
             txtRecord: [8] + Array("rp=queue".utf8), addresses: ["127.0.0.1"], interfaceIndex: 2)))
         #expect(await agent.peersJSON() == .array([]))
@@ -196,7 +222,7 @@ struct AgentTests {
         #expect(error.code == .userActivityConnectionUnavailable)
         #expect(error.message.contains("kitchen"))
         #expect(error.message.contains("connection refused"))
-        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7201)])
+        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7201, expectedIdentity: TestPeer.deviceID.bytes)])
     }
 
     @Test("continuing the activity of a peer that left is 4609 saying it left")
@@ -257,7 +283,7 @@ struct AgentTests {
         let received = try Activity(json: try JSONValue(parsing: try #require(dir.contents("in.json"))))
         #expect(PropertyListValue.dictionary(received.userInfo).isIdentical(to: .dictionary(offered.userInfo)))
         // The fetch, then the `continued` notification that lets the source's app know.
-        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7200), PeerEndpoint(host: "127.0.0.1", port: 7200)])
+        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7200, expectedIdentity: TestPeer.deviceID.bytes), PeerEndpoint(host: "127.0.0.1", port: 7200, expectedIdentity: TestPeer.deviceID.bytes)])
     }
 
     @Test("continuing an activity with no handler and no URL is 4608 telling to add a handler")
@@ -397,5 +423,55 @@ struct ControlSessionTests {
         for known in ["status", "peers", "list", "publish", "resign", "continue"] {
             #expect(error.message.contains(known))
         }
+    }
+
+    @Test("a sealed advertisement older than one already seen from the device is a replay and ignored")
+    func replayIgnored() async {
+        let agent = makeAgent()
+        func service(seq: UInt64, timestamp: UInt64, offering activity: Activity?) -> DiscoveredService {
+            let plaintext = Sample.txt(agent: "peer-kitchen", seq: seq, current: activity)
+            return DiscoveredService(
+                instanceName: "kitchen", serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "kitchen.local.", port: 7200,
+                txtRecord: SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, key: TestPeer.key),
+                addresses: ["127.0.0.1"], interfaceIndex: 2)
+        }
+        let current = Sample.activity(1, title: "Now")
+        await agent.handle(.resolved(service(seq: 2, timestamp: UInt64.max - 10, offering: current)))
+        await agent.handle(.resolved(service(seq: 1, timestamp: UInt64.max - 20, offering: Sample.activity(2, title: "Old"))))
+        #expect(await agent.listJSON().arrayValue?.map { $0["id"] } == [.string(current.id.uuidString)])
+    }
+
+    @Test("an advertisement sealed with a key of no paired device is not a peer")
+    func unknownKeyIgnored() async {
+        let agent = makeAgent()
+        let plaintext = Sample.txt(agent: "peer-stranger", seq: 1, current: Sample.activity(3))
+        await agent.handle(.resolved(DiscoveredService(
+            instanceName: "stranger", serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "stranger.local.", port: 7300,
+            txtRecord: SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: 1, key: .random()),
+            addresses: ["127.0.0.1"], interfaceIndex: 2)))
+        #expect(await agent.peersJSON() == .array([]))
+        #expect(await agent.listJSON() == .array([]))
+        // A plain (unsealed) record is not one either.
+        await agent.handle(.resolved(DiscoveredService(
+            instanceName: "plain", serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "plain.local.", port: 7301,
+            txtRecord: plaintext, addresses: ["127.0.0.1"], interfaceIndex: 2)))
+        #expect(await agent.listJSON() == .array([]))
+    }
+
+    @Test("trust add and remove: the paired device's advertisements are read, then forgotten, and the key rotates")
+    func trustAddRemove() async throws {
+        let agent = makeAgent()
+        await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 1, offering: Sample.activity(4))))
+        #expect(await agent.listJSON().arrayValue?.count == 1)
+        let keyBefore = await agent.advertisingKey
+        let removed = try await agent.trustRemove(TestPeer.deviceID)
+        #expect(removed["closedConnections"] == .integer(0))
+        #expect(await agent.listJSON() == .array([]))
+        #expect(await agent.advertisingKey != keyBefore)
+        await #expect(throws: HandoffError.self) { try await agent.trustRemove(TestPeer.deviceID) }
+        await #expect(throws: HandoffError.self) { try await agent.trustAdd(agent.deviceID, name: nil) }
+        _ = try await agent.trustAdd(TestPeer.deviceID, name: "kitchen", advertisingKey: TestPeer.key)
+        await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 2, offering: Sample.activity(4))))
+        #expect(await agent.listJSON().arrayValue?.count == 1)
     }
 }

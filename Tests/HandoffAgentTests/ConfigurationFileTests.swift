@@ -106,7 +106,41 @@ struct ConfigurationFileTests {
         #expect(configuration.urlOpener == ["xdg-open"])
         #expect(configuration.logLevel == "info")
         #expect(configuration.faults.payloadDelay == .zero)
+        #expect(configuration.liveness.interval == .seconds(1))
+        #expect(configuration.liveness.timeout == .seconds(2))
         #expect(configuration == AgentConfiguration(name: Self.defaultName, socketPath: Self.defaultSocket))
+    }
+
+    @Test("every fault and limits.streamIdleTimeout are read from the file; bad values are refused by key")
+    func faults() throws {
+        let text = """
+            {"faults": {"payloadDelayMs": 10, "dropAfterBytes": 0, "stallStreamAfterBytes": 4096, "corruptFrame": true,
+                        "refuseConnections": false, "willSaveDelayMs": 20, "advertiseGoneData": true},
+             "limits": {"streamIdleTimeout": 1.5}}
+            """
+        let configuration = try ConfigurationFile.parse(Array(text.utf8), source: "test", defaultName: Self.defaultName, defaultSocketPath: Self.defaultSocket)
+        #expect(configuration.faults.payloadDelay == .milliseconds(10))
+        #expect(configuration.faults.dropAfterBytes == 0)
+        #expect(configuration.faults.stallStreamAfterBytes == 4096)
+        #expect(configuration.faults.corruptFrame && !configuration.faults.refuseConnections && configuration.faults.advertiseGoneData)
+        #expect(configuration.faults.willSaveDelay == .milliseconds(20))
+        #expect(configuration.limits.streamIdleTimeout == .milliseconds(1500))
+        for (bad, key) in [(#"{"faults": {"dropAfterBytes": -1}}"#, "faults.dropAfterBytes"), (#"{"faults": {"corruptFrame": 1}}"#, "faults.corruptFrame"),
+                           (#"{"limits": {"streamIdleTimeout": -1}}"#, "limits.streamIdleTimeout")] {
+            #expect { _ = try ConfigurationFile.parse(Array(bad.utf8), source: "test", defaultName: Self.defaultName, defaultSocketPath: Self.defaultSocket) }
+                throws: { ($0 as? ConfigurationError)?.key == key }
+        }
+    }
+
+    @Test("liveness intervals are read in seconds; a timeout not longer than the interval is refused")
+    func liveness() throws {
+        let configuration = try parse(#"{"liveness": {"interval": 0.5, "timeout": 2}}"#)
+        #expect(configuration.liveness.interval == .milliseconds(500))
+        #expect(configuration.liveness.timeout == .seconds(2))
+        expectRefused(#"{"liveness": {"interval": 3}}"#, key: "liveness.timeout", mentioning: ["longer than liveness.interval"])
+        expectRefused(#"{"liveness": {"interval": 0.05, "timeout": 1}}"#, key: "liveness.interval", mentioning: ["0.1"])
+        expectRefused(#"{"liveness": {"interval": "1"}}"#, key: "liveness.interval", mentioning: ["number of seconds"])
+        expectRefused(#"{"liveness": {"period": 1}}"#, key: "liveness.period")
     }
 
     @Test("keys that are absent keep their defaults while others are set")

@@ -1,5 +1,6 @@
 import HandoffAgent
 import HandoffCore
+import HandoffTrust
 import Testing
 
 import Foundation
@@ -232,11 +233,11 @@ struct PeerDirectoryTests {
             [],  // no keys at all
             [0],  // one empty string
             txt(["path=/printer", "rp=queue"]),  // another service's TXT
-            txt(["v=2", "id=x", "seq=1"]),  // a version this agent does not speak
-            txt(["v=1", "seq=1"]),  // no agent ID
-            txt(["v=1", "id=x", "seq=minus one"]),  // seq not a number
-            txt(["v=1", "id=x", "seq=1", "aid=not-a-uuid", "type=com.example.a"]),
-            txt(["v=1", "id=x", "seq=1", "aid=\(Sample.id(1).uuidString)", "type=not_reverse_dns"]),
+            txt(["v=3", "id=x", "seq=1"]),  // a version this agent does not speak
+            txt(["v=2", "seq=1"]),  // no agent ID
+            txt(["v=2", "id=x", "seq=minus one"]),  // seq not a number
+            txt(["v=2", "id=x", "seq=1", "aid=not-a-uuid", "type=com.example.a"]),
+            txt(["v=2", "id=x", "seq=1", "aid=\(Sample.id(1).uuidString)", "type=not_reverse_dns"]),
             [20, UInt8(ascii: "v"), UInt8(ascii: "=")],  // length runs past the end
         ]
         for (i, record) in records.enumerated() {
@@ -335,5 +336,58 @@ struct PeerDirectoryTests {
         }
         for i in 0..<5 { #expect(directory.departedPeer(offering: Sample.id(i)) == nil, "peer\(i) should be forgotten") }
         for i in 5..<count { #expect(directory.departedPeer(offering: Sample.id(i))?.name == "peer\(i)") }
+    }
+}
+
+@Suite("PeerDirectory: reachability from liveness")
+struct PeerDirectoryReachabilityTests {
+    static let device = DeviceID(certificateDER: Array("liveness peer certificate".utf8))
+
+    func directory(offering activity: Activity) -> PeerDirectory {
+        var directory = PeerDirectory(ownAgentID: PeerDirectoryTests.ownID)
+        _ = directory.update(name: "handoff-abc", hostTarget: "h1.local.", addresses: ["192.0.2.1"], port: 7000,
+                             txtRecord: Sample.txt(agent: "peer1", seq: 1, current: activity), deviceID: Self.device)
+        return directory
+    }
+
+    @Test("an unreachable peer stays listed but offers nothing; its activity is found as unreachable with when it was last heard")
+    func unreachableHidesActivities() throws {
+        let activity = Sample.activity(1)
+        var directory = directory(offering: activity)
+        #expect(directory.isReachable(try #require(directory.all.first)))
+        let changed = directory.setReachable(Self.device, false, lastHeard: Sample.now)
+        let changedAgain = directory.setReachable(Self.device, false, lastHeard: Sample.now)
+        #expect(changed)
+        #expect(!changedAgain, "no change the second time")
+        #expect(directory.all.count == 1)
+        #expect(!directory.isReachable(try #require(directory.all.first)))
+        #expect(directory.offered.isEmpty)
+        #expect(directory.peer(offering: activity.id) == nil)
+        let silent = try #require(directory.unreachablePeer(offering: activity.id))
+        #expect(silent.peer.instanceName == "handoff-abc")
+        #expect(silent.lastHeard == Sample.now)
+        #expect(directory.unreachablePeer(offering: Sample.id(2)) == nil)
+    }
+
+    @Test("a peer that answers again offers its activity again")
+    func reachableAgain() {
+        let activity = Sample.activity(1)
+        var directory = directory(offering: activity)
+        directory.setReachable(Self.device, false, lastHeard: nil)
+        let changed = directory.setReachable(Self.device, true)
+        #expect(changed)
+        #expect(directory.offered.map(\.id) == [activity.id])
+        #expect(directory.peer(offering: activity.id) != nil)
+        #expect(directory.unreachablePeer(offering: activity.id) == nil)
+    }
+
+    @Test("unpairing forgets the device's reachability")
+    func unpairForgets() {
+        var directory = directory(offering: Sample.activity(1))
+        directory.setReachable(Self.device, false, lastHeard: nil)
+        directory.removeAll(deviceID: Self.device)
+        _ = directory.update(name: "handoff-def", hostTarget: "h1.local.", addresses: ["192.0.2.1"], port: 7001,
+                             txtRecord: Sample.txt(agent: "peer1b", seq: 1, current: Sample.activity(2)), deviceID: Self.device)
+        #expect(directory.offered.count == 1)
     }
 }

@@ -48,7 +48,7 @@ struct ActivityAdvertisementTests {
         let record = ActivityAdvertisement(agentID: "A1", sequence: 3, current: Self.current).txtRecord
         let strings = try #require(Self.strings(record)).map { String(decoding: $0, as: UTF8.self) }
         #expect(strings == [
-            "v=1", "id=A1", "seq=3", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "type=com.example.notes.edit", "title=Shopping list",
+            "v=2", "id=A1", "seq=3", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "type=com.example.notes.edit", "title=Shopping list",
         ])
     }
 
@@ -106,29 +106,29 @@ struct ActivityAdvertisementTests {
 
     @Test("keys are case-insensitive")
     func caseInsensitiveKeys() throws {
-        let record = Self.txt(["V=1", "ID=agent", "Seq=9", "AID=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "TYPE=com.example.notes.edit", "Title=Hi"])
+        let record = Self.txt(["V=2", "ID=agent", "Seq=9", "AID=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "TYPE=com.example.notes.edit", "Title=Hi"])
         let parsed = try ActivityAdvertisement(txtRecord: record)
         #expect(parsed == ActivityAdvertisement(agentID: "agent", sequence: 9, current: .init(id: Fixtures.activityID, activityType: Fixtures.notesEdit, title: "Hi")))
     }
 
     @Test("the first occurrence of a key wins (RFC 6763)")
     func firstOccurrenceWins() throws {
-        let parsed = try ActivityAdvertisement(txtRecord: Self.txt(["v=1", "id=first", "seq=1", "ID=second", "v=99", "seq=2"]))
+        let parsed = try ActivityAdvertisement(txtRecord: Self.txt(["v=2", "id=first", "seq=1", "ID=second", "v=99", "seq=2"]))
         #expect(parsed.agentID == "first")
         #expect(parsed.sequence == 1)
-        #expect(parsed.protocolVersion == 1)
+        #expect(parsed.protocolVersion == 2)
     }
 
     @Test("boolean attributes, empty strings, empty keys and unknown keys are ignored")
     func ignoredStrings() throws {
-        let record = [0] + Self.txt(["flag", "=orphan", "v=1", "future=x", "id=a", "seq=0"]) + [0]
+        let record = [0] + Self.txt(["flag", "=orphan", "v=2", "future=x", "id=a", "seq=0"]) + [0]
         #expect(try ActivityAdvertisement(txtRecord: record) == ActivityAdvertisement(agentID: "a", sequence: 0, current: nil))
     }
 
     @Test("values may contain '='")
     func equalsInValue() throws {
         let parsed = try ActivityAdvertisement(txtRecord: Self.txt([
-            "v=1", "id=a", "seq=0", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "type=com.a.b", "title=x=y",
+            "v=2", "id=a", "seq=0", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "type=com.a.b", "title=x=y",
         ]))
         #expect(parsed.current?.title == "x=y")
     }
@@ -140,16 +140,16 @@ struct ActivityAdvertisementTests {
         (txt(["v=one", "id=a", "seq=1"]), .notAHandoffAgent("no protocol version (v)"), "v not a number"),
         (txt(["v=99", "id=a", "seq=1"]), .unsupportedVersion(99), "v=99"),
         (txt(["v=0", "id=a", "seq=1"]), .unsupportedVersion(0), "v=0"),
-        (txt(["v=1", "seq=1"]), .notAHandoffAgent("no agent ID (id)"), "no id"),
-        (txt(["v=1", "id=", "seq=1"]), .notAHandoffAgent("no agent ID (id)"), "empty id"),
-        (txt(["v=1", "id=" + String(repeating: "x", count: 65), "seq=1"]), .notAHandoffAgent("no agent ID (id)"), "id over 64 bytes"),
-        (txt(["v=1", "id=a"]), .malformed("seq is missing or not a number"), "no seq"),
-        (txt(["v=1", "id=a", "seq=-1"]), .malformed("seq is missing or not a number"), "negative seq"),
-        (txt(["v=1", "id=a", "seq=18446744073709551616"]), .malformed("seq is missing or not a number"), "seq over UInt64"),
-        (txt(["v=1", "id=a", "seq=1", "aid=nope", "type=com.a.b"]), .malformed("aid is not a UUID"), "bad aid"),
-        (txt(["v=1", "id=a", "seq=1", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F"]), .malformed("type is missing or not reverse-DNS"), "aid without type"),
-        (txt(["v=1", "id=a", "seq=1", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "type=notes"]), .malformed("type is missing or not reverse-DNS"), "bad type"),
-        ([3] + Array("v=1".utf8) + [10] + Array("id=a".utf8), .malformed("TXT string runs past the end of the record"), "length byte past the end"),
+        (txt(["v=2", "seq=1"]), .notAHandoffAgent("no agent ID (id)"), "no id"),
+        (txt(["v=2", "id=", "seq=1"]), .notAHandoffAgent("no agent ID (id)"), "empty id"),
+        (txt(["v=2", "id=" + String(repeating: "x", count: 65), "seq=1"]), .notAHandoffAgent("no agent ID (id)"), "id over 64 bytes"),
+        (txt(["v=2", "id=a"]), .malformed("seq is missing or not a number"), "no seq"),
+        (txt(["v=2", "id=a", "seq=-1"]), .malformed("seq is missing or not a number"), "negative seq"),
+        (txt(["v=2", "id=a", "seq=18446744073709551616"]), .malformed("seq is missing or not a number"), "seq over UInt64"),
+        (txt(["v=2", "id=a", "seq=1", "aid=nope", "type=com.a.b"]), .malformed("aid is not a UUID"), "bad aid"),
+        (txt(["v=2", "id=a", "seq=1", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F"]), .malformed("type is missing or not reverse-DNS"), "aid without type"),
+        (txt(["v=2", "id=a", "seq=1", "aid=E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "type=notes"]), .malformed("type is missing or not reverse-DNS"), "bad type"),
+        ([3] + Array("v=2".utf8) + [10] + Array("id=a".utf8), .malformed("TXT string runs past the end of the record"), "length byte past the end"),
         ([255], .malformed("TXT string runs past the end of the record"), "lone length byte"),
         ([4, 0x76, 0x3D, 0x31, 0xFF], .malformed("TXT string is not UTF-8"), "non-UTF-8 value"),
         ([4, 0xC0, 0x3D, 0x31, 0x31], .malformed("TXT string is not UTF-8"), "non-UTF-8 key"),

@@ -202,7 +202,7 @@ struct ContinuationClientTests {
         #expect(error.message.contains("it expired"))
     }
 
-    @Test("the source closing mid-transfer is 4608", arguments: [0, 1, 2])
+    @Test("the source closing mid-transfer is 4608", arguments: [1, 2])
     func sourceClosesMidTransfer(framesBeforeClosing: Int) async throws {
         let clock = ManualClock()
         var source = InMemorySource.agent(InMemoryActivityTable([Self.activity()]))
@@ -214,14 +214,26 @@ struct ContinuationClientTests {
         #expect(clock.sleeperCount == 0)
     }
 
-    @Test("a source with no common protocol version is 4609")
-    func versionMismatch() async throws {
+    @Test("a source that closes before its hello (it refused the session) is 4609")
+    func sourceClosesBeforeHello() async throws {
         let clock = ManualClock()
-        let source = InMemorySource.agent(InMemoryActivityTable([Self.activity()]), hello: PeerHello(versions: [2], agentID: "s", name: "Desktop"))
+        var source = InMemorySource.agent(InMemoryActivityTable([Self.activity()]))
+        source.closeAfterFrames = 0
         let connector = InMemoryConnector(source: source)
         let error = try #require(Self.failure(await Self.fetch(Self.client(connector, clock: clock))))
         #expect(error.code == .userActivityConnectionUnavailable)
-        #expect(error.message.contains("Desktop speaks protocol versions [2]"), "the source's explanation: \(error.message)")
+        #expect(error.message.contains("closed the connection without answering"))
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test("a source with no common protocol version is 4609")
+    func versionMismatch() async throws {
+        let clock = ManualClock()
+        let source = InMemorySource.agent(InMemoryActivityTable([Self.activity()]), hello: PeerHello(versions: [3], agentID: "s", name: "Desktop"))
+        let connector = InMemoryConnector(source: source)
+        let error = try #require(Self.failure(await Self.fetch(Self.client(connector, clock: clock))))
+        #expect(error.code == .userActivityConnectionUnavailable)
+        #expect(error.message.contains("Desktop speaks protocol versions [3]"), "the source's explanation: \(error.message)")
     }
 
     @Test("a peer that answers with junk is 4608", arguments: [

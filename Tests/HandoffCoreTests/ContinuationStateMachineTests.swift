@@ -149,7 +149,18 @@ struct ContinuationStateMachineTests {
         #expect(Self.code(machine.received(PeerMessage.error(code: 4608, message: "gone").frame)) == 4608)
     }
 
-    @Test("the connection closing before the userInfo arrived is 4608", arguments: [0, 1, 2])
+    @Test("the connection closing before the source's hello is 4609: the session was never accepted")
+    func closedBeforeHello() {
+        var machine = Self.connectedMachine()
+        let action = machine.closed()
+        #expect(Self.code(action) == 4609)
+        #expect(Self.message(action)?.contains("closed the connection without answering") == true)
+        var broken = Self.connectedMachine()
+        struct Reset: Error {}
+        #expect(Self.code(broken.receiveFailed(Reset())) == 4609)
+    }
+
+    @Test("the connection closing after the hello, before the userInfo arrived, is 4608", arguments: [1, 2])
     func closedEarly(_ framesReceived: Int) {
         var machine = Self.connectedMachine()
         let frames = [PeerMessage.hello(Self.sourceHello).frame, PeerMessage.activity(Self.activity).frame]
@@ -216,9 +227,9 @@ struct ContinuationStateMachineTests {
     @Test("a source without a common protocol version is 4609")
     func versionMismatch() {
         var machine = Self.connectedMachine()
-        let action = machine.received(PeerMessage.hello(PeerHello(versions: [2, 3], agentID: "s", name: "Desktop")).frame)
+        let action = machine.received(PeerMessage.hello(PeerHello(versions: [3, 4], agentID: "s", name: "Desktop")).frame)
         #expect(Self.code(action) == 4609)
-        #expect(Self.message(action)?.contains("protocol versions [2, 3]") == true)
+        #expect(Self.message(action)?.contains("protocol versions [3, 4]") == true)
     }
 
     @Test("a frame before the connection is up is 4608")

@@ -86,7 +86,7 @@ enum Fixtures {
         )
     }
 
-    static func hello(_ versions: [Int] = [1], agentID: String = "continuing-agent-id", name: String = "Laptop") -> PeerHello {
+    static func hello(_ versions: [Int] = [2], agentID: String = "continuing-agent-id", name: String = "Laptop") -> PeerHello {
         PeerHello(versions: versions, agentID: agentID, name: name)
     }
 

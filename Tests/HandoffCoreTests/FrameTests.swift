@@ -46,7 +46,11 @@ struct FrameTests {
         #expect(FrameKind.open.rawValue == 0x0B)
         #expect(FrameKind.opened.rawValue == 0x0C)
         #expect(FrameKind.known == [.hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted,
-                                    .streamData, .streamEnd, .open, .opened, .controlRequest, .controlResponse])
+                                    .streamData, .streamEnd, .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm,
+                                    .keys, .ping, .pong, .controlRequest, .controlResponse])
+        #expect(FrameKind.pairRequest.rawValue == 0x30 && FrameKind.keys.rawValue == 0x34)
+        #expect(FrameKind.ping.rawValue == 0x35 && FrameKind.pong.rawValue == 0x36)
+        #expect(FrameKind.ping.description == "ping" && FrameKind.pong.description == "pong")
         #expect(FrameKind.userInfo.description == "userInfo")
         #expect(FrameKind(rawValue: 0x7F).description == "unknown(0x7f)")
     }

@@ -26,7 +26,7 @@ struct InMemoryPeerTransportTests {
         var fields = activity
         fields.userInfo = [:]
         #expect(messages == [
-            .hello(PeerHello(versions: [1], agentID: InMemorySource.defaultHello.agentID, name: InMemorySource.defaultHello.name)),
+            .hello(PeerHello(versions: [2], agentID: InMemorySource.defaultHello.agentID, name: InMemorySource.defaultHello.name)),
             .activity(fields), .userInfo(["a": .integer(1)]),
         ])
     }

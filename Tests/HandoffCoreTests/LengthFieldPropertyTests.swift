@@ -324,7 +324,7 @@ struct LengthFieldPropertyTests {
         // The smallest cases: a lone length byte, and one that claims the whole record and one more.
         #expect(throws: Self.runsPastTheEnd) { try ActivityAdvertisement(txtRecord: [0x01]) }
         #expect(throws: Self.runsPastTheEnd) { try ActivityAdvertisement(txtRecord: [0xFF]) }
-        #expect(throws: Self.runsPastTheEnd) { try ActivityAdvertisement(txtRecord: [0x03] + Array("v=1".utf8) + [0x04] + Array("id=".utf8)) }
+        #expect(throws: Self.runsPastTheEnd) { try ActivityAdvertisement(txtRecord: [0x03] + Array("v=2".utf8) + [0x04] + Array("id=".utf8)) }
     }
 
     @Test("every prefix of a TXT record: cut inside a string is refused as running past the end, cut between strings is not (seeded)")

@@ -32,6 +32,9 @@ struct PeerMessageTests {
         .error(code: 4608, message: "activity was resigned"),
         .error(code: 4611, message: ""),
         .error(code: -1, message: "négatif"),
+        .ping(sequence: 0),
+        .ping(sequence: 42),
+        .pong(sequence: 42),
     ])
     func roundTrip(_ message: PeerMessage) throws {
         #expect(try Self.decode(message.frame) == message)
@@ -67,7 +70,7 @@ struct PeerMessageTests {
     func helloPayload() throws {
         let fields = try PropertyListBinaryCoding.decodeUserInfo(PeerMessage.hello(Fixtures.hello()).frame.payload)
         #expect(fields["protocol"] == .string("handoff"))
-        #expect(fields["versions"] == .array([.integer(1)]))
+        #expect(fields["versions"] == .array([.integer(2)]))
     }
 
     @Test("version negotiation picks the highest common version")
@@ -75,7 +78,7 @@ struct PeerMessageTests {
         #expect(Fixtures.hello([1, 2, 3]).negotiatedVersion(with: Fixtures.hello([2, 3, 4])) == 3)
         #expect(Fixtures.hello([1]).negotiatedVersion(with: Fixtures.hello([1])) == 1)
         #expect(Fixtures.hello([1]).negotiatedVersion(with: Fixtures.hello([2])) == nil)
-        #expect(PeerHello.supportedVersions == [1])
+        #expect(PeerHello.supportedVersions == [2])
     }
 
     static let validHello: UserInfo = [
@@ -148,5 +151,14 @@ struct PeerMessageTests {
         var fields = Self.validHello
         fields["capabilities"] = .array([.string("streams")])
         #expect(try Self.decode(Self.frame(.hello, fields)) == .hello(PeerHello(versions: [1], agentID: "a", name: "n")))
+    }
+
+    @Test("ping and pong are tiny frames of their own kinds, and a missing sequence is malformed")
+    func pingPong() throws {
+        #expect(PeerMessage.ping(sequence: 7).frame.kind == .ping)
+        #expect(PeerMessage.pong(sequence: 7).frame.kind == .pong)
+        #expect(PeerMessage.ping(sequence: 7).frame.bytes.count <= 32)
+        #expect(throws: FrameError.malformed(kind: .ping, reason: "missing seq")) { try Self.decode(Self.frame(.ping, [:])) }
+        #expect(throws: FrameError.malformed(kind: .pong, reason: "missing seq")) { try Self.decode(Self.frame(.pong, ["seq": .string("1")])) }
     }
 }

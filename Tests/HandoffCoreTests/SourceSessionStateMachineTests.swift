@@ -40,7 +40,7 @@ struct SourceSessionStateMachineTests {
         var machine = SourceSessionStateMachine(hello: Self.sourceHello)
         #expect(machine.peer == nil)
         let answer = try Self.sent(machine.received(PeerMessage.hello(Fixtures.hello()).frame))
-        #expect(answer == [.hello(PeerHello(versions: [1], agentID: "source-agent", name: "Desktop"))])
+        #expect(answer == [.hello(PeerHello(versions: [2], agentID: "source-agent", name: "Desktop"))])
         #expect(machine.peer == Fixtures.hello())
     }
 
@@ -66,7 +66,7 @@ struct SourceSessionStateMachineTests {
             return
         }
         #expect(code == 4609)
-        #expect(message.contains("Desktop speaks protocol versions [1]"))
+        #expect(message.contains("Desktop speaks protocol versions [2]"))
         #expect(machine.peer == nil)
     }
 
@@ -160,6 +160,24 @@ struct SourceSessionStateMachineTests {
             #expect(machine.received(PeerMessage.fetch(Fixtures.request).frame) == .lookUp(Fixtures.request))
             #expect(try Self.sent(machine.lookedUp(Fixtures.fullActivity(), request: Fixtures.request, now: Fixtures.now)).count == 2)
         }
+    }
+
+    // MARK: Liveness
+
+    @Test("a ping after hello is answered with a pong of the same sequence, and the connection stays open")
+    func pingAnswered() throws {
+        var machine = Self.ready()
+        #expect(try Self.sent(machine.received(PeerMessage.ping(sequence: 3).frame)) == [.pong(sequence: 3)])
+        #expect(try Self.sent(machine.received(PeerMessage.ping(sequence: 4).frame)) == [.pong(sequence: 4)])
+        #expect(machine.received(PeerMessage.fetch(Fixtures.request).frame) == .lookUp(Fixtures.request))
+    }
+
+    @Test("a ping before hello, or a pong, closes the connection")
+    func pingBeforeHello() {
+        var fresh = SourceSessionStateMachine(hello: Self.sourceHello)
+        #expect(fresh.received(PeerMessage.ping(sequence: 1).frame) == .sendAndClose([], reason: "unexpected ping frame"))
+        var ready = Self.ready()
+        #expect(ready.received(PeerMessage.pong(sequence: 1).frame) == .sendAndClose([], reason: "unexpected pong frame"))
     }
 
     // MARK: Refusals

@@ -21,6 +21,7 @@ final class HandoffIntegrationTests: XCTestCase {
             try lab.startAgent("h1")
             try lab.startAgent("h2", config: continuingConfig(try lab.path("h2")))
             try lab.startAgent("h3")
+            try lab.pair("h1", "h2", "h3")
         } catch {
             setUpError = error
         }
@@ -71,22 +72,28 @@ final class HandoffIntegrationTests: XCTestCase {
         try lab.handoff("h1", "resign", id)
     }
 
-    func testAdvertisementReadsCorrectlyInAvahiBrowse() throws {
+    /// The record in avahi-browse: the opaque instance name, the address and port, and a TXT
+    /// record with the protocol version and sealed bytes only. The paired h2 reads the activity.
+    func testAdvertisementInAvahiBrowseIsSealed() throws {
         let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "Read by avahi-browse")
         try lab.waitUntilListed(id, on: "h2")
         let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h1", "status", "--json").stdout.utf8)) as! [String: Any]
         let agentID = try XCTUnwrap(status["agentID"] as? String)
         let port = try XCTUnwrap(status["port"] as? Int)
+        let instance = try XCTUnwrap(status["registeredName"] as? String)
+        XCTAssertFalse(instance.contains("h1"), "the instance name \(instance) must not name the host")
         let browse = try lab.exec("h2", ["avahi-browse", "-rpt", "_handoff._tcp"])
         XCTAssertEqual(browse.status, 0, browse.stderr)
-        let line = try XCTUnwrap(browse.stdout.split(separator: "\n").first { $0.hasPrefix("=") && $0.contains(";h1;_handoff._tcp;") },
-                                 "avahi-browse shows no resolved h1: \(browse.stdout)")
+        let line = try XCTUnwrap(browse.stdout.split(separator: "\n").first { $0.hasPrefix("=") && $0.contains(";\(instance);_handoff._tcp;") },
+                                 "avahi-browse shows no resolved \(instance): \(browse.stdout)")
         let fields = line.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(fields[7], "198.18.0.1")
         XCTAssertEqual(fields[8], "\(port)")
         let txt = fields[9]
-        for expected in ["\"v=1\"", "\"id=\(agentID)\"", "\"aid=\(id)\"", "\"type=com.example.notes.edit\"", "\"title=Read by avahi-browse\""] {
-            XCTAssertTrue(txt.contains(expected), "TXT \(txt) lacks \(expected)")
+        XCTAssertTrue(txt.contains("\"v=2\""), txt)
+        XCTAssertTrue(txt.contains("\"s0="), txt)
+        for secret in [agentID, id, "com.example", "Read by", "title=", "type=", "aid="] {
+            XCTAssertFalse(txt.contains(secret), "TXT \(txt) shows \(secret)")
         }
         try lab.handoff("h1", "resign", id)
     }

@@ -17,6 +17,7 @@ final class HandoffKitOnHostsTests: XCTestCase {
             try lab.up()
             try lab.startAgent("h1")
             try lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1]])
+            try lab.pair("h1", "h2")
         } catch {
             setUpError = error
         }
@@ -37,17 +38,15 @@ final class HandoffKitOnHostsTests: XCTestCase {
     }
 
     func start(_ host: String, _ args: [String], log name: String) throws -> String {
-        let log = "\(try lab.path(host))/\(name).log"
-        started.append(try lab.startBackground(host, [notes] + args, log: log))
+        let (log, pid) = try lab.startLogged(host, [notes] + args, log: name)
+        started.append(pid)
         return log
     }
 
-    func read(_ log: String) -> [String] {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-    }
+    func read(_ log: String) -> [String] { lab.logLines(log) }
 
     func waitForLine(_ log: String, _ prefix: String, timeout: TimeInterval = 5) throws {
-        try lab.waitUntil("\"\(prefix)\" in \(log)", timeout: timeout) { read(log).contains { $0.hasPrefix(prefix) } }
+        try lab.waitForLine(log, prefix, timeout: timeout)
     }
 
     /// Starts the editor on h1 and returns the activity ID once h2 lists it.
@@ -142,6 +141,28 @@ final class HandoffKitOnHostsTests: XCTestCase {
         // Backpressure: neither agent holds the transfer in memory (1 GiB would show).
         XCTAssertLessThan(peak.0 - before.0, 64 * 1024, "source agent's RSS grew by \(peak.0 - before.0) KiB")
         XCTAssertLessThan(peak.1 - before.1, 64 * 1024, "continuing agent's RSS grew by \(peak.1 - before.1) KiB")
+    }
+
+    /// Unpairing closes the open connections at once: a continuation stream between the apps
+    /// breaks, and h2 no longer sees h1's activities.
+    func testUnpairingRevokesAtOnceIncludingAnOpenStream() throws {
+        let viewer = try start("h2", ["open", "--read-streams"], log: "viewer-revoked")
+        try waitForLine(viewer, "ready")
+        let (id, editor) = try edit(["--stream-bytes", "\(1 << 40)"])
+        XCTAssertEqual(try lab.continueActivity(id, on: "h2").status, 0)
+        try waitForLine(editor, "streams opened")
+        Thread.sleep(forTimeInterval: 0.5)
+        let removed = try lab.handoff("h1", "trust", "remove", try lab.deviceID("h2"), "--json")
+        defer { _ = try? lab.pair("h1", "h2") }
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        let closed = (try JSONSerialization.jsonObject(with: Data(removed.stdout.utf8)) as? [String: Any])?["closedConnections"] as? Int
+        XCTAssertGreaterThanOrEqual(closed ?? 0, 1, "the stream's connection was open: \(removed.stdout)")
+        do { try waitForLine(viewer, "streams failed", timeout: 5) } catch {
+            XCTFail("the viewer did not see the stream break: \(read(viewer)); the editor: \(read(editor))")
+        }
+        try lab.waitUntil("h1's activity gone from h2", timeout: 5) { !(try lab.offered(on: "h2").contains { $0["id"] as? String == id }) }
+        let again = try lab.continueActivity(id, on: "h2")
+        XCTAssertEqual(again.status, 1)
     }
 
     func testAnAppThatIsNotRunningIsLaunchedFromItsManifest() throws {

@@ -68,7 +68,10 @@ final class LabDriver: @unchecked Sendable {
 
     /// `scripts/lab --name NAME ARGS...`; throws if it fails.
     @discardableResult
-    func lab(_ args: String...) throws -> CommandResult {
+    func lab(_ args: String...) throws -> CommandResult { try lab(args) }
+
+    @discardableResult
+    func lab(_ args: [String]) throws -> CommandResult {
         let result = try run([packageRoot.appendingPathComponent("scripts/lab").path, "--name", name] + args)
         guard result.status == 0 else { throw LabError("lab \(args.joined(separator: " ")) failed (\(result.status)): \(result.stderr)\(result.stdout)") }
         return result
@@ -101,11 +104,25 @@ final class LabDriver: @unchecked Sendable {
         full["name"] = host
         full["socketPath"] = "\(dir)/handoff.sock"
         full["inboxDirectory"] = "\(dir)/apps"
+        if full["stateDirectory"] == nil { full["stateDirectory"] = "\(dir)/state" }
         let data = try JSONSerialization.data(withJSONObject: full, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         let file = "\(dir)/test-config.json"
         try data.write(to: URL(fileURLWithPath: file))
         try lab("agent", "stop", host)
         try lab("agent", "start", host, "--config", file)
+    }
+
+    /// Pairs the hosts' agents with each other by device ID (`scripts/lab trust`), as
+    /// provisioning does; the pairing persists in each host's state directory.
+    func pair(_ hosts: String...) throws {
+        try lab(["trust"] + hosts)
+    }
+
+    /// A host's device ID, from `handoff status --json`.
+    func deviceID(_ host: String) throws -> String {
+        let status = try JSONSerialization.jsonObject(with: Data(try handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]
+        guard let id = status?["deviceID"] as? String else { throw LabError("no device ID from \(host)'s agent") }
+        return id
     }
 
     func stopAgent(_ host: String) throws { try lab("agent", "stop", host) }

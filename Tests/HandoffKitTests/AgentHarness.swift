@@ -19,14 +19,18 @@ final class AgentHarness: Sendable {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hk-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var configuration = AgentConfiguration(name: name, socketPath: dir + "/agent.sock")
+        configuration.stateDirectory = dir + "/state"
         configure(&configuration)
-        let peerServer = try await FrameServer.bind(.tcp(host: "127.0.0.1", port: 0), limits: FrameLimits(maxUserInfoBytes: 0))
+        let security = try AgentSecurity.load(configuration)
+        let peerServer = try await FrameServer.bind(.tcp(host: "127.0.0.1", port: 0), limits: FrameLimits(maxUserInfoBytes: 0),
+                                                    security: security.listenerSecurity(configuration))
         let controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .warning
         let port = peerServer.port!
         let agent = Agent(configuration: configuration, port: port,
-                          connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout), logger: logger)
+                          connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS),
+                          logger: logger, security: security)
         return AgentHarness(agent: agent, socketPath: configuration.socketPath, port: port, name: name,
                             peerServer: peerServer, controlServer: controlServer)
     }
@@ -50,11 +54,19 @@ final class AgentHarness: Sendable {
         }
     }
 
-    /// Tells `other` about this agent's current advertisement, as DNS-SD would.
+    /// Pairs the two agents, as `handoff trust add` with the advertising keys would.
+    func pair(with other: AgentHarness) async throws {
+        _ = try await agent.trustAdd(other.agent.deviceID, name: other.name, advertisingKey: await other.agent.advertisingKey)
+        _ = try await other.agent.trustAdd(agent.deviceID, name: name, advertisingKey: await agent.advertisingKey)
+    }
+
+    /// Tells `other` about this agent's current advertisement, as DNS-SD would (pairing the two
+    /// first, when they are not).
     func introduce(to other: AgentHarness) async {
+        if await !other.agent.isPaired(agent.deviceID) { try! await pair(with: other) }
         let txt = await agent.advertisedTXTRecord
         await other.agent.handle(.resolved(DiscoveredService(
-            instanceName: name, serviceType: "_handoff._tcp", domain: "local.", hostTarget: "localhost.",
+            instanceName: agent.instanceName, serviceType: "_handoff._tcp", domain: "local.", hostTarget: "localhost.",
             port: UInt16(port), txtRecord: txt, addresses: ["127.0.0.1"], interfaceIndex: 1)))
     }
 }

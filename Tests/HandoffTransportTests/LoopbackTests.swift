@@ -21,10 +21,10 @@ struct RunningServer {
     let task: Task<Void, any Error>
 
     static func start(
-        _ address: FrameServer.Address, limits: FrameLimits = FrameLimits(),
+        _ address: FrameServer.Address, limits: FrameLimits = FrameLimits(), security: ListenerSecurity? = nil,
         handler: @escaping @Sendable (FrameServer.Connection) async throws -> Void
     ) async throws -> RunningServer {
-        let server = try await FrameServer.bind(address, limits: limits)
+        let server = try await FrameServer.bind(address, limits: limits, security: security)
         let task = Task { try await server.run(logger: quietLogger, handler: handler) }
         return RunningServer(server: server, task: task)
     }

@@ -113,8 +113,8 @@ private func check(_ frame: Frame, limits: FrameLimits) {
 
     // What a handler reads on standard input (ActivityDispatcher) and what `continue` returns.
     switch message {
-    case .activity(let activity, _) where !KnownBugs.breaksJSONForm(activity): _ = activity.json.serialized
-    case .userInfo(let userInfo) where !KnownBugs.breaksJSONForm(.dictionary(userInfo)): _ = userInfo.userInfoJSON.serialized
+    case .activity(let activity, _): _ = activity.json.serialized
+    case .userInfo(let userInfo): _ = userInfo.userInfoJSON.serialized
     default: break
     }
 }

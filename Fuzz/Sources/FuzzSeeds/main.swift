@@ -9,6 +9,7 @@
 // Each target directory is emptied first.
 
 import HandoffCore
+import HandoffTrust
 
 import Foundation
 
@@ -216,19 +217,42 @@ do {
     seed(t, "seq-max.txt", ad(.max, .init(id: activityID, activityType: ActivityType(rawValue: "a." + String(repeating: "b", count: 198))!, title: "x")))
 
     func record(_ strings: [String]) -> [UInt8] { strings.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } }
-    seed(t, "uppercase-keys.txt", record(["V=1", "ID=\(agentID)", "SEQ=3"]))
-    seed(t, "duplicate-keys.txt", record(["v=1", "id=\(agentID)", "id=other", "seq=3", "seq=4"]))
-    seed(t, "boolean-attribute.txt", record(["flag", "v=1", "=nokey", "id=\(agentID)", "seq=1"]))
-    seed(t, "version-2.txt", record(["v=2", "id=\(agentID)", "seq=1"]))
+    seed(t, "uppercase-keys.txt", record(["V=2", "ID=\(agentID)", "SEQ=3"]))
+    seed(t, "duplicate-keys.txt", record(["v=2", "id=\(agentID)", "id=other", "seq=3", "seq=4"]))
+    seed(t, "boolean-attribute.txt", record(["flag", "v=2", "=nokey", "id=\(agentID)", "seq=1"]))
+    seed(t, "version-1.txt", record(["v=1", "id=\(agentID)", "seq=1"]))
     seed(t, "no-version.txt", record(["id=\(agentID)", "seq=1"]))
-    seed(t, "seq-plus.txt", record(["v=+1", "id=\(agentID)", "seq=+5"]))
-    seed(t, "aid-lowercase.txt", record(["v=1", "id=\(agentID)", "seq=1", "aid=\(activityID.uuidString.lowercased())", "type=com.example.x"]))
-    seed(t, "aid-no-type.txt", record(["v=1", "id=\(agentID)", "seq=1", "aid=\(activityID.uuidString)"]))
-    seed(t, "tid-empty.txt", record(["v=1", "id=\(agentID)", "seq=1", "aid=\(activityID.uuidString)", "type=com.example.x", "tid="]))
+    seed(t, "seq-plus.txt", record(["v=+2", "id=\(agentID)", "seq=+5"]))
+    seed(t, "aid-lowercase.txt", record(["v=2", "id=\(agentID)", "seq=1", "aid=\(activityID.uuidString.lowercased())", "type=com.example.x"]))
+    seed(t, "aid-no-type.txt", record(["v=2", "id=\(agentID)", "seq=1", "aid=\(activityID.uuidString)"]))
+    seed(t, "tid-empty.txt", record(["v=2", "id=\(agentID)", "seq=1", "aid=\(activityID.uuidString)", "type=com.example.x", "tid="]))
     seed(t, "empty.txt", [])
-    seed(t, "zero-length-string.txt", [0x00] + record(["v=1", "id=\(agentID)", "seq=1"]))
-    seed(t, "length-past-end.txt", record(["v=1", "id=\(agentID)"]) + [0xFF, 0x73, 0x65, 0x71])
-    seed(t, "bad-utf8.txt", record(["v=1", "id=\(agentID)", "seq=1"]) + [0x07, 0x74, 0x69, 0x74, 0x6C, 0x65, 0x3D, 0xFF])
+    seed(t, "zero-length-string.txt", [0x00] + record(["v=2", "id=\(agentID)", "seq=1"]))
+    seed(t, "length-past-end.txt", record(["v=2", "id=\(agentID)"]) + [0xFF, 0x73, 0x65, 0x71])
+    seed(t, "bad-utf8.txt", record(["v=2", "id=\(agentID)", "seq=1"]) + [0x07, 0x74, 0x69, 0x74, 0x6C, 0x65, 0x3D, 0xFF])
+}
+
+// MARK: - FuzzSealedTXT: sealed TXT records as an agent publishes them (protocol v2)
+
+do {
+    let t = "FuzzSealedTXT"
+    let key = try! AdvertisingKey(bytes: Array(0..<32))
+    func inner(_ current: ActivityAdvertisement.Current?) -> [UInt8] {
+        ActivityAdvertisement(agentID: agentID, sequence: 3, current: current, name: "h1").txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
+    }
+    // Sealing uses a random nonce: these files differ on every run, as the records on the wire do.
+    seed(t, "idle.txt", SealedAdvertisement.txtRecord(sealing: inner(nil), timestamp: 1_800_000_000_000, key: key))
+    seed(t, "current.txt", SealedAdvertisement.txtRecord(
+        sealing: inner(.init(id: activityID, activityType: notesEdit, title: "Shopping list")), timestamp: 1_800_000_000_001, key: key))
+    seed(t, "pairing.txt", SealedAdvertisement.txtRecord(sealing: inner(nil), timestamp: 2, key: key, pairingName: "kitchen"))
+    seed(t, "longest.txt", SealedAdvertisement.txtRecord(
+        sealing: inner(.init(id: activityID, activityType: notesEdit, title: String(repeating: "Ω", count: 400), teamID: "A1B2C3D4E5")),
+        timestamp: .max, key: key, pairingName: String(repeating: "n", count: 300)))
+    func record(_ strings: [String]) -> [UInt8] { strings.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } }
+    seed(t, "version-only.txt", record(["v=2"]))
+    seed(t, "gap.txt", record(["v=2", "s0=AAAA", "s2=AAAA"]))
+    seed(t, "bad-base64.txt", record(["v=2", "s0=!!!!"]))
+    seed(t, "plain-v1.txt", record(["v=1", "id=\(agentID)", "seq=1"]))
 }
 
 // MARK: - FuzzConfigParser: handoffd's configuration file

@@ -1,4 +1,11 @@
 import CLibFuzzer
+import HandoffCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -63,4 +70,29 @@ public typealias FuzzTarget = @convention(c) (UnsafePointer<UInt8>?, Int) -> CIn
 /// `exit(runLibFuzzer(fuzzSomething))`.
 public func runLibFuzzer(_ target: FuzzTarget) -> CInt {
     handoff_fuzz_run_driver(CommandLine.argc, CommandLine.unsafeArgv, target)
+}
+
+/// Whether `back`, read from the JSON form of `original`, represents it faithfully: equal, except
+/// that dates may differ by the JSON form's rounding to the millisecond and NaNs (doubles and
+/// dates) may differ in payload. Equal infinite dates match too (their difference is NaN).
+///
+/// The millisecond allows half a millisecond plus a few units in the last place of the date's
+/// magnitude: a date exactly half a millisecond from the nearest millisecond (`.0625` s in year 601,
+/// Fuzz/Crashes/FuzzUserInfoDecoder/userinfo-date-year-601-half-millisecond.bin) is written rounded
+/// away from it, and the double read back is the nearest one to the written millisecond, 0.5 ms
+/// plus up to a few ulps away (an ulp is 7.6 µs in year 601, 30 µs near year 9999); a flat
+/// 0.000501 s refused it. Dates outside ISO 8601's years are written as seconds since 1970, whose
+/// conversion from the wire's seconds since 2001 may round by an ulp.
+public func faithfulJSONRoundTrip(_ original: PropertyListValue, _ back: PropertyListValue) -> Bool {
+    switch (original, back) {
+    case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+    case (.date(let a), .date(let b)):
+        let x = a.timeIntervalSince1970, y = b.timeIntervalSince1970
+        return x == y || (x.isNaN && y.isNaN) || abs(x - y) <= 0.000_5 + 4 * max(x.magnitude, y.magnitude).ulp
+    case (.url(let a), .url(let b)): return a.absoluteString == b.absoluteString
+    case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy(faithfulJSONRoundTrip)
+    case (.dictionary(let a), .dictionary(let b)):
+        return a.count == b.count && a.allSatisfy { key, value in b[key].map { faithfulJSONRoundTrip(value, $0) } ?? false }
+    default: return original.isIdentical(to: back)
+    }
 }

@@ -39,7 +39,7 @@ private let someID = UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 25
 /// An advertisement with every field as long as the parser allows, so the title gets the least room.
 private func largest(title: String) -> ActivityAdvertisement {
     ActivityAdvertisement(
-        protocolVersion: 1, agentID: longestAgentID, sequence: .max,
+        agentID: longestAgentID, sequence: .max,
         current: .init(id: someID, activityType: longestType, title: title, teamID: longestTeamID))
 }
 

@@ -39,16 +39,40 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var handlerTimeout: Duration = .seconds(30)
         /// `limits.maxOpenFileBytes`: the largest file a peer may send to an app (`handoff open`).
         public var maxOpenFileBytes: Int = 64 * 1024 * 1024
+        /// `limits.streamIdleTimeout`: seconds a continuation stream may go without a byte from
+        /// the source before the continuing agent ends it with 4610; 0 (the default) never, as
+        /// with Apple's streams, which may stay quiet while a person works.
+        public var streamIdleTimeout: Duration = .zero
     }
 
-    /// Deliberate misbehaviour, to test apps against failures.
-    public struct Faults: Sendable, Equatable {
-        /// `faults.payloadDelayMs`: as a source, wait this long before sending an activity (a
-        /// peer whose fetchTimeout is shorter sees 4610).
-        public var payloadDelay: Duration = .zero
+    /// How fast a crashed or cut-off paired peer is noticed (docs/PROTOCOL.md, "Liveness").
+    public struct Liveness: Sendable, Equatable {
+        /// `liveness.interval`: seconds between pings to each paired peer; while a peer is not
+        /// connected, a connection is tried every half of this.
+        public var interval: Duration = .seconds(1)
+        /// `liveness.timeout`: seconds without an answer after which a peer is unreachable (its
+        /// activities are no longer listed, and continuing them fails at once with 4609).
+        public var timeout: Duration = .seconds(2)
     }
 
-    /// `name`: the agent's name and DNS-SD instance name (default: the host name).
+    /// Protection of the peer listener before a peer is authenticated, and pairing.
+    public struct Security: Sendable, Equatable {
+        /// `security.handshakeTimeout`: seconds a new peer connection has to finish TLS and prove
+        /// it is a paired device (or start an accepted pairing); then it is closed.
+        public var handshakeTimeout: Duration = .seconds(1)
+        /// `security.maxUnauthenticatedConnections`: peer connections not yet authenticated, in all.
+        public var maxUnauthenticatedConnections: Int = 64
+        /// `security.maxUnauthenticatedPerAddress`: the same, from one address.
+        public var maxUnauthenticatedPerAddress: Int = 8
+        /// `security.connectionsPerSecondPerAddress`: new connections per second from one address
+        /// (bursts of twice as many).
+        public var connectionsPerSecondPerAddress: Int = 20
+        /// `security.pairingTimeout`: seconds `handoff pair` and `handoff pair --accept` wait.
+        public var pairingTimeout: Duration = .seconds(120)
+    }
+
+    /// `name`: the agent's name, shown to paired peers (default: the host name). The DNS-SD
+    /// instance name is opaque, so that unpaired observers learn nothing.
     public var name: String
     /// `port`: TCP port for peers; 0 picks any free port (it is advertised).
     public var port: Int = 0
@@ -71,14 +95,30 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var appsDirectory: String = ""
     /// `logLevel`: trace, debug, info, notice, warning, error or critical.
     public var logLevel: String = "info"
-    /// `faults.*`.
-    public var faults = Faults()
+    /// `faults.*`: deliberate misbehaviour as a source, to test apps against failures
+    /// (docs/FAULTS.md); `handoff fault` changes it while the agent runs.
+    public var faults = FaultPlan()
+    /// `stateDirectory`: the device identity (key and certificate), the paired devices and the
+    /// advertising key, all mode 0600.
+    public var stateDirectory: String
+    /// `security.*`.
+    public var security = Security()
+    /// `liveness.*`.
+    public var liveness = Liveness()
 
     /// The defaults, given the host name and the default socket path.
     public init(name: String, socketPath: String, inboxDirectory: String? = nil) {
         self.name = name
         self.socketPath = socketPath
         self.inboxDirectory = inboxDirectory ?? Self.defaultInboxDirectory()
+        self.stateDirectory = Self.defaultStateDirectory()
+    }
+
+    /// `$XDG_STATE_HOME/handoff`, else `~/.local/state/handoff`.
+    public static func defaultStateDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/handoff" }
+        return (environment["HOME"] ?? "/tmp") + "/.local/state/handoff"
     }
 
     /// `$XDG_STATE_HOME/handoff/apps`, else `~/.local/state/handoff/apps`.
@@ -105,9 +145,26 @@ public struct AgentConfiguration: Sendable, Equatable {
         limits.handlerTimeout = try Self.seconds(reader, "limits.handlerTimeout", default: limits.handlerTimeout)
         urlOpener = reader.stringArray(forKey: "urlOpener", default: urlOpener)
         logLevel = reader.string(forKey: "logLevel", default: logLevel)
-        let delayMs = reader.int(forKey: "faults.payloadDelayMs", default: 0)
-        guard delayMs >= 0 else { throw ConfigurationError(key: "faults.payloadDelayMs", "must be 0 or more milliseconds") }
-        faults.payloadDelay = .milliseconds(delayMs)
+        stateDirectory = reader.string(forKey: "stateDirectory", default: stateDirectory)
+        security.handshakeTimeout = try Self.seconds(reader, "security.handshakeTimeout", default: security.handshakeTimeout)
+        security.pairingTimeout = try Self.seconds(reader, "security.pairingTimeout", default: security.pairingTimeout)
+        security.maxUnauthenticatedConnections = reader.int(forKey: "security.maxUnauthenticatedConnections", default: security.maxUnauthenticatedConnections)
+        security.maxUnauthenticatedPerAddress = reader.int(forKey: "security.maxUnauthenticatedPerAddress", default: security.maxUnauthenticatedPerAddress)
+        security.connectionsPerSecondPerAddress = reader.int(forKey: "security.connectionsPerSecondPerAddress", default: security.connectionsPerSecondPerAddress)
+        liveness.interval = try Self.seconds(reader, "liveness.interval", default: liveness.interval)
+        liveness.timeout = try Self.seconds(reader, "liveness.timeout", default: liveness.timeout)
+        limits.streamIdleTimeout = try Self.seconds(reader, "limits.streamIdleTimeout", default: limits.streamIdleTimeout, allowZero: true)
+        for fault in FaultPlan.Fault.allCases {
+            let key = "faults.\(fault.rawValue)"
+            switch fault.value {
+            case .flag:
+                faults.set(fault, flag: reader.bool(forKey: ConfigKey(key), default: false))
+            case .milliseconds, .bytes:
+                guard let number = reader.int(forKey: ConfigKey(key)) else { continue }
+                guard number >= 0 else { throw ConfigurationError(key: key, "must be 0 or more \(fault.value == .bytes ? "bytes" : "milliseconds")") }
+                faults.set(fault, number: number)
+            }
+        }
         var index = 0
         while let command = reader.stringArray(forKey: ConfigKey("handlers.\(index).command")) {
             let key = "handlers[\(index)]"
@@ -124,10 +181,10 @@ public struct AgentConfiguration: Sendable, Equatable {
         try validate()
     }
 
-    private static func seconds(_ reader: ConfigReader, _ key: String, default value: Duration) throws(ConfigurationError) -> Duration {
+    private static func seconds(_ reader: ConfigReader, _ key: String, default value: Duration, allowZero: Bool = false) throws(ConfigurationError) -> Duration {
         guard let seconds = reader.double(forKey: ConfigKey(key)) else { return value }
-        guard seconds >= 0.001, seconds <= 3600 else {
-            throw ConfigurationError(key: key, "must be from 0.001 to 3600 seconds, got \(seconds)")
+        guard seconds >= 0.001 || (allowZero && seconds == 0), seconds <= 3600 else {
+            throw ConfigurationError(key: key, "must be \(allowZero ? "0 (off) or " : "")from 0.001 to 3600 seconds, got \(seconds)")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
@@ -146,6 +203,18 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         guard limits.maxOpenFileBytes >= 0 else {
             throw ConfigurationError(key: "limits.maxOpenFileBytes", "must be 0 or more bytes (0 refuses every file)")
+        }
+        guard stateDirectory.hasPrefix("/") else { throw ConfigurationError(key: "stateDirectory", "must be an absolute path") }
+        for (key, value) in [("security.maxUnauthenticatedConnections", security.maxUnauthenticatedConnections),
+                             ("security.maxUnauthenticatedPerAddress", security.maxUnauthenticatedPerAddress),
+                             ("security.connectionsPerSecondPerAddress", security.connectionsPerSecondPerAddress)] {
+            guard (1...100_000).contains(value) else { throw ConfigurationError(key: key, "must be 1 to 100000, got \(value)") }
+        }
+        guard liveness.interval >= .milliseconds(100) else {
+            throw ConfigurationError(key: "liveness.interval", "must be at least 0.1 seconds, got \(liveness.interval)")
+        }
+        guard liveness.timeout > liveness.interval else {
+            throw ConfigurationError(key: "liveness.timeout", "must be longer than liveness.interval (\(liveness.interval)), so that a peer has a ping to answer; got \(liveness.timeout)")
         }
         guard inboxDirectory.hasPrefix("/") else { throw ConfigurationError(key: "inboxDirectory", "must be an absolute path") }
         guard !urlOpener.isEmpty, !urlOpener[0].isEmpty else { throw ConfigurationError(key: "urlOpener", "must name a program, e.g. [\"xdg-open\"]") }

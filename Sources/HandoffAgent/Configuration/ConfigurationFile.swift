@@ -34,7 +34,12 @@ public enum ConfigurationFile {
         "limits.maxUserInfoBytes": .int, "limits.connectTimeout": .seconds, "limits.fetchTimeout": .seconds,
         "limits.handlerTimeout": .seconds, "limits.maxOpenFileBytes": .int, "urlOpener": .stringArray, "logLevel": .string,
         "inboxDirectory": .string, "appsDirectory": .string,
-        "faults.payloadDelayMs": .int,
+        "faults.payloadDelayMs": .int, "faults.dropAfterBytes": .int, "faults.stallStreamAfterBytes": .int,
+        "faults.corruptFrame": .bool, "faults.refuseConnections": .bool, "faults.willSaveDelayMs": .int,
+        "faults.advertiseGoneData": .bool, "limits.streamIdleTimeout": .seconds, "stateDirectory": .string,
+        "security.handshakeTimeout": .seconds, "security.pairingTimeout": .seconds, "security.maxUnauthenticatedConnections": .int,
+        "security.maxUnauthenticatedPerAddress": .int, "security.connectionsPerSecondPerAddress": .int,
+        "liveness.interval": .seconds, "liveness.timeout": .seconds,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]
 

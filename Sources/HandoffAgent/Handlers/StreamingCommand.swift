@@ -28,7 +28,7 @@ enum StreamingCommand {
         let channel: FrameChannel
         do {
             channel = try await StreamChannels.connect(to: source.endpoint, limits: ContinuationStreamSession.peerLimits,
-                                                       connectTimeout: limits.connectTimeout)
+                                                       connectTimeout: limits.connectTimeout, tls: agent.security.clientTLS)
         } catch {
             return .failure(.connectionUnavailable("cannot connect to \(source.name) for continuation streams: \(error)"))
         }

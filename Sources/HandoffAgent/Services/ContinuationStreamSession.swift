@@ -40,7 +40,9 @@ enum ContinuationStreamSession {
             }
             try await respond(.success(.object([:])))
             claim.release.resume(returning: connection.outbound)
-            try await StreamChannels.pump(&inbound, to: claim.peerOutbound)
+            // Fault injection (faults.stallStreamAfterBytes): the app's bytes stop here.
+            let stall = await agent.faults.stallStreamAfterBytes
+            try await StreamChannels.pump(&inbound, to: claim.peerOutbound, stallAfterBytes: stall)
             return
         }
 
@@ -53,7 +55,9 @@ enum ContinuationStreamSession {
         let limits = agent.configuration.limits
         let channel: FrameChannel
         do {
-            channel = try await StreamChannels.connect(to: source.peer.endpoint, limits: peerLimits, connectTimeout: limits.connectTimeout)
+            channel = try await StreamChannels.connect(to: source.peer.endpoint, limits: peerLimits, connectTimeout: limits.connectTimeout,
+                                                       tls: agent.security.clientTLS,
+                                                       idleTimeout: limits.streamIdleTimeout > .zero ? limits.streamIdleTimeout : nil)
         } catch {
             try await respond(.failure(.connectionUnavailable("cannot connect to \(source.peer.name) for continuation streams: \(error)")))
             return
@@ -78,7 +82,17 @@ enum ContinuationStreamSession {
                     answerSink.finish()
                     guard case .success = answer else { return }
                     for await go in responded where go {
-                        try await StreamChannels.pump(&frames, to: appOutbound)
+                        // When the peer's connection ends (closed, broken, or cut by unpairing),
+                        // nothing more can pass either way: close the app's connection too, so
+                        // the app sees the end instead of waiting forever.
+                        defer { connection.close() }
+                        // A source that went quiet for limits.streamIdleTimeout: the app
+                        // learns why, with 4610, before its connection closes.
+                        try await StreamChannels.pump(&frames, to: appOutbound, lastWords: { error in
+                            guard let idle = error as? StreamIdleTimeout else { return nil }
+                            return PeerMessage.error(code: HandoffError.Code.userActivityRemoteApplicationTimedOut.rawValue,
+                                                     message: "\(source.peer.name) sent nothing on the continuation streams for \(idle.timeout) (limits.streamIdleTimeout)").frame
+                        })
                         return
                     }
                 }
@@ -114,6 +128,8 @@ enum ContinuationStreamSession {
             case .error(let code, let message): return .failure(HandoffError(HandoffError.Code(rawValue: code), message))
             default: return .failure(.handoffFailed("\(peer) answered the stream request with a \(answer.kind) frame"))
             }
+        } catch let idle as StreamIdleTimeout {
+            return .failure(.remoteTimedOut("\(peer) did not answer the stream request: \(idle)"))
         } catch {
             return .failure(.handoffFailed("the stream connection to \(peer) failed: \(error)"))
         }

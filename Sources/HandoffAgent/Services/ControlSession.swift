@@ -1,5 +1,12 @@
 import HandoffCore
 import HandoffTransport
+import HandoffTrust
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -13,7 +20,16 @@ import Foundation
 /// After `registerApp` the connection also carries events to the app; when it closes, the app's
 /// activities are resigned.
 public enum ControlSession {
+    ///
+    /// Only processes of the agent's own user may use it: the socket is mode 0600 in a private
+    /// directory, and the agent checks the connecting process's uid (SO_PEERCRED) as well.
     public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
+        if let uid = connection.peerUID, uid != getuid() {
+            let error = HandoffError.connectionUnavailable(
+                "this agent belongs to uid \(getuid()) and refuses processes of uid \(uid); run your own handoffd (each user has one)")
+            try await connection.outbound.write(Frame(kind: .controlResponse, payload: Array(ControlProtocol.responseJSON(.failure(error)).serialized.utf8)))
+            return
+        }
         var inbound = connection.inbound.makeAsyncIterator()
         guard let first = try await inbound.next() else { return }
         if let (command, body) = try? ControlProtocol.decodeRequest(first), command == "openStreams" || command == "acceptStreams" {
@@ -81,7 +97,14 @@ public enum ControlSession {
             guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("continue needs \"id\", an activity UUID as printed by `handoff list`"))
             }
-            return await agent.continueActivity(id: id)
+            var key: String?
+            if let value = body["idempotencyKey"], value != .null {
+                guard let text = value.stringValue, !text.isEmpty, text.utf8.count <= 200 else {
+                    return .failure(.handoffFailed("continue: \"idempotencyKey\" must be a string of 1 to 200 bytes, e.g. a UUID; reuse it only to retry the same continuation"))
+                }
+                key = text
+            }
+            return await agent.continueActivity(id: id, idempotencyKey: key)
         case "registerApp":
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
             let manifest: AppManifest
@@ -106,6 +129,27 @@ public enum ControlSession {
             }
             let request = OpenRequest(bundleID: bundleID, fileName: name, fileSize: data.count, sourceApplication: source, annotation: annotation)
             return await agent.open(request, file: Array(data), onPeer: peer)
+        case "pair":
+            guard let link else { return .failure(.handoffFailed("pair needs a control connection")) }
+            if body["accept"]?.boolValue == true { return await agent.acceptPairing(link: link) }
+            guard let target = body["peer"]?.stringValue, !target.isEmpty else {
+                return .failure(.handoffFailed("pair needs \"peer\" (the other device's name as its `handoff pair --accept` shows it, or HOST:PORT) or \"accept\": true"))
+            }
+            return await agent.pair(with: target, link: link)
+        case "pairable":
+            return .success(await agent.pairableJSON())
+        case "faults":
+            return await agent.changeFaults(set: body["set"], clear: body["clear"])
+        case "trustList":
+            return .success(await agent.trustJSON())
+        case "trustAdd", "trustRemove":
+            guard let text = body["deviceID"]?.stringValue else { return .failure(.handoffFailed("\(command) needs \"deviceID\", as `handoff status` prints it")) }
+            let id: DeviceID
+            do { id = try DeviceID(parsing: text) } catch { return .failure(.handoffFailed("\(error)")) }
+            do {
+                if command == "trustAdd" { return .success(try await agent.trustAdd(id, name: body["name"]?.stringValue)) }
+                return .success(try await agent.trustRemove(id))
+            } catch { return .failure(error) }
         case "reply":
             guard let replyID = body["replyID"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("reply needs \"replyID\" from the event it answers"))
@@ -114,7 +158,7 @@ public enum ControlSession {
             return .success(.object([:]))
         default:
             return .failure(.handoffFailed(
-                "unknown command \"\(command)\"; this agent knows status, peers, list, publish, resign, continue, registerApp and reply"))
+                "unknown command \"\(command)\"; this agent knows status, peers, list, publish, resign, continue, open, pair, pairable, faults, trustList, trustAdd, trustRemove, registerApp and reply"))
         }
     }
 }

@@ -28,7 +28,8 @@ enum OpenURLTransfer {
         let limits = agent.configuration.limits
         let channel: FrameChannel
         do {
-            channel = try await StreamChannels.connect(to: peer.endpoint, limits: ContinuationStreamSession.peerLimits, connectTimeout: limits.connectTimeout)
+            channel = try await StreamChannels.connect(to: peer.endpoint, limits: ContinuationStreamSession.peerLimits, connectTimeout: limits.connectTimeout,
+                                                       tls: agent.security.clientTLS)
         } catch {
             return .failure(.connectionUnavailable("cannot connect to \(peer.name): \(error)"))
         }

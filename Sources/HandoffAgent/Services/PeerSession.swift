@@ -12,32 +12,74 @@ import Foundation
 /// agent's activities. Malformed input ends only this connection.
 public enum PeerSession {
     /// One peer connection: handshake, then fetches.
+    ///
+    /// Only a paired device (by the certificate it presented in TLS) gets past the handshake; any
+    /// other may only pair, and only while `handoff pair --accept` waits. It learns nothing else,
+    /// not even this agent's name.
     public static func serve(_ connection: FrameServer.Connection, agent: Agent, logger: Logger) async throws {
-        var machine = SourceSessionStateMachine(hello: agent.hello)
-        let delay = agent.configuration.faults.payloadDelay
         let remote = connection.remoteAddress.map { "\($0)" } ?? "unknown"
+        if await agent.faults.refuseConnections {
+            logger.info("fault: refusing a peer connection", metadata: ["handoff.remote": "\(remote)"])
+            connection.close()
+            return
+        }
         var inbound = connection.inbound.makeAsyncIterator()
-        while let frame = try await inbound.next() {
+        // TLS is done once the first frame has arrived: the peer's certificate is known.
+        guard let first = try await inbound.next() else { return }
+        let peerID = connection.peerIdentity?.deviceID
+        var paired = false
+        if let peerID { paired = await agent.isPaired(peerID) }
+        var machine = SourceSessionStateMachine(hello: paired ? agent.hello : PeerHello(agentID: "-", name: "-"))
+        var next: Frame? = first
+        while let frame = next {
+            next = nil
+            if !paired {
+                guard FrameKind.beforePairing.contains(frame.kind) else {
+                    logger.info("refused an unpaired device", metadata: [
+                        "handoff.remote": "\(remote)", "handoff.device": "\(peerID?.shortID ?? "none")", "handoff.frame": "\(frame.kind)",
+                    ])
+                    try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
+                        message: "this device (\(peerID?.shortID ?? "no certificate")) is not paired with the host it reached; pair them first with `handoff pair` (or `handoff trust add`)").frame)
+                    return
+                }
+            } else if frame.kind == .hello {
+                connection.gate?.authenticate()
+            }
             let peerName = machine.peer?.name ?? remote
             switch machine.received(frame) {
             case .send(let frames):
                 for frame in frames { try await connection.outbound.write(frame) }
             case .lookUp(let request):
-                let prepared = await agent.prepareForFetch(id: request.activityID)
-                if delay > .zero {
-                    logger.info("fault: delaying payload", metadata: ["handoff.remote": "\(remote)", "handoff.delay": "\(delay)"])
-                    try await Task.sleep(for: delay)
+                let faults = await agent.faults
+                let prepared: Result<(Activity, AppIdentity?)?, HandoffError>
+                if faults.advertiseGoneData {
+                    logger.info("fault: answering as if the activity's data were gone", metadata: ["handoff.id": "\(request.activityID)"])
+                    prepared = .success(nil)
+                } else {
+                    prepared = await agent.prepareForFetch(id: request.activityID)
+                }
+                if faults.payloadDelay > .zero {
+                    logger.info("fault: delaying payload", metadata: ["handoff.remote": "\(remote)", "handoff.delay": "\(faults.payloadDelay)"])
+                    try await Task.sleep(for: faults.payloadDelay)
                 }
                 let action: SourceSessionStateMachine.Action
                 switch prepared {
                 case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: Date())
                 case .failure(let error): action = machine.lookUpFailed(error)
                 }
-                guard case .send(let frames) = action else { return }
+                guard case .send(var frames) = action else { return }
                 logger.info("serving fetch", metadata: [
                     "handoff.remote": "\(remote)", "handoff.id": "\(request.activityID)",
                     "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
                 ])
+                if faults.corruptFrame, let index = frames.firstIndex(where: { $0.kind == .activity }) {
+                    logger.info("fault: corrupting the activity frame", metadata: ["handoff.id": "\(request.activityID)"])
+                    frames[index].payload = frames[index].payload.map { $0 ^ 0xA5 }
+                }
+                if let budget = faults.dropAfterBytes {
+                    logger.info("fault: dropping the connection mid-answer", metadata: ["handoff.id": "\(request.activityID)", "handoff.bytes": "\(budget)"])
+                    await connection.limitOutbound(budget)
+                }
                 for frame in frames { try await connection.outbound.write(frame) }
             case .notifyContinued(let request):
                 await agent.activityWasContinued(request, by: peerName)
@@ -56,11 +98,18 @@ public enum PeerSession {
                     try await StreamChannels.pump(&inbound, to: appOutbound)
                 }
                 return
+            case .pair(let name, let commitment):
+                try await PairingSession.respond(name: name, commitment: commitment, inbound: &inbound, connection: connection, agent: agent)
+                return
+            case .exchangeKeys(let key):
+                guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID) else { return }
+                try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
             case .sendAndClose(let frames, let reason):
                 for frame in frames { try await connection.outbound.write(frame) }
                 logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])
                 return
             }
+            next = try await inbound.next()
         }
     }
 }

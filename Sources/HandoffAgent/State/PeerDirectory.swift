@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTrust
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -8,8 +9,13 @@ import Foundation
 
 /// A peer agent as discovery last saw it.
 public struct PeerRecord: Sendable, Hashable {
-    /// The DNS-SD instance name (the peer's agent name).
+    /// The peer's agent name, from its advertisement (its instance name when it gave none).
     public var name: String
+    /// The DNS-SD instance name (opaque when the advertisement is sealed).
+    public var instanceName: String
+    /// The peer's device ID, from its sealed advertisement; connections must present its
+    /// certificate. Nil only for plain advertisements (tests of the plain protocol).
+    public var deviceID: DeviceID?
     /// The host target, such as `h1.local.`.
     public var hostTarget: String
     /// IPv4 addresses of the host.
@@ -19,8 +25,11 @@ public struct PeerRecord: Sendable, Hashable {
     /// What its TXT record says.
     public var advertisement: ActivityAdvertisement
 
-    public init(name: String, hostTarget: String, addresses: [String], port: UInt16, advertisement: ActivityAdvertisement) {
-        self.name = name
+    public init(name: String, hostTarget: String, addresses: [String], port: UInt16, advertisement: ActivityAdvertisement,
+                deviceID: DeviceID? = nil) {
+        self.name = advertisement.name ?? name
+        self.instanceName = name
+        self.deviceID = deviceID
         self.hostTarget = hostTarget
         self.addresses = addresses
         self.port = port
@@ -29,7 +38,7 @@ public struct PeerRecord: Sendable, Hashable {
 
     /// Where to connect: the first address, else the host name.
     public var endpoint: PeerEndpoint {
-        PeerEndpoint(host: addresses.first ?? hostTarget, port: Int(port))
+        PeerEndpoint(host: addresses.first ?? hostTarget, port: Int(port), expectedIdentity: deviceID?.bytes)
     }
 }
 
@@ -58,20 +67,30 @@ public struct PeerDirectory: Sendable {
     private var departed: [PeerRecord] = []
     /// How many departed peers are remembered.
     public static let departedCapacity = 64
+    /// Paired devices that liveness found unreachable, with when each was last heard from (nil:
+    /// never). Their activities are not offered until they answer again.
+    private var unreachable: [DeviceID: Date?] = [:]
     private let ownAgentID: String
 
     public init(ownAgentID: String) { self.ownAgentID = ownAgentID }
 
-    /// Records a resolved service.
-    public mutating func update(name: String, hostTarget: String, addresses: [String], port: UInt16, txtRecord: [UInt8]) -> Update {
+    /// Records a resolved service: `txtRecord` is the advertisement (opened, when sealed) and
+    /// `deviceID` who sealed it.
+    public mutating func update(name: String, hostTarget: String, addresses: [String], port: UInt16, txtRecord: [UInt8],
+                                deviceID: DeviceID? = nil) -> Update {
         let advertisement: ActivityAdvertisement
         do { advertisement = try ActivityAdvertisement(txtRecord: txtRecord) } catch {
             peers.removeValue(forKey: name)
             return .ignored(error.description)
         }
         guard advertisement.agentID != ownAgentID else { return .ownAdvertisement }
-        let record = PeerRecord(name: name, hostTarget: hostTarget, addresses: addresses, port: port, advertisement: advertisement)
-        departed.removeAll { $0.name == name || $0.advertisement.agentID == advertisement.agentID }
+        let record = PeerRecord(name: name, hostTarget: hostTarget, addresses: addresses, port: port, advertisement: advertisement,
+                                deviceID: deviceID)
+        departed.removeAll { $0.instanceName == name || $0.advertisement.agentID == advertisement.agentID }
+        if let deviceID {
+            // A device that restarted comes back under a new instance name: forget the old one.
+            for (key, peer) in peers where key != name && peer.deviceID == deviceID { peers.removeValue(forKey: key) }
+        }
         let previous = peers.updateValue(record, forKey: name)
         return previous == nil ? .added : (previous == record ? .unchanged : .changed)
     }
@@ -86,20 +105,45 @@ public struct PeerDirectory: Sendable {
     }
 
     /// Every known peer, by name.
-    public var all: [PeerRecord] { peers.values.sorted { $0.name < $1.name } }
+    public var all: [PeerRecord] { peers.values.sorted { ($0.name, $0.instanceName) < ($1.name, $1.instanceName) } }
 
-    /// The activities peers offer now.
+    /// The activities reachable peers offer now.
     public var offered: [OfferedActivity] {
-        all.compactMap { peer in
+        all.filter(isReachable).compactMap { peer in
             peer.advertisement.current.map {
                 OfferedActivity(id: $0.id, peer: peer.name, activityType: $0.activityType, title: $0.title)
             }
         }
     }
 
-    /// The peer that offers an activity.
+    /// The reachable peer that offers an activity.
     public func peer(offering id: UUID) -> PeerRecord? {
-        peers.values.first { $0.advertisement.current?.id == id }
+        peers.values.first { $0.advertisement.current?.id == id && isReachable($0) }
+    }
+
+    /// An unreachable peer whose advertisement (still listed by DNS-SD) offers this activity, and
+    /// when it was last heard from.
+    public func unreachablePeer(offering id: UUID) -> (peer: PeerRecord, lastHeard: Date?)? {
+        for peer in peers.values where peer.advertisement.current?.id == id {
+            if let deviceID = peer.deviceID, let lastHeard = unreachable[deviceID] { return (peer, lastHeard) }
+        }
+        return nil
+    }
+
+    /// Whether liveness has not found the peer unreachable.
+    public func isReachable(_ peer: PeerRecord) -> Bool {
+        guard let deviceID = peer.deviceID else { return true }
+        return unreachable[deviceID] == nil
+    }
+
+    /// Records what liveness found: a device stopped answering (last heard at `lastHeard`), or
+    /// answers again. Returns whether this changed anything.
+    @discardableResult
+    public mutating func setReachable(_ deviceID: DeviceID, _ reachable: Bool, lastHeard: Date? = nil) -> Bool {
+        if reachable { return unreachable.removeValue(forKey: deviceID) != nil }
+        let changed = unreachable[deviceID] == nil
+        unreachable[deviceID] = .some(lastHeard)
+        return changed
     }
 
     /// A peer that left while it offered this activity.
@@ -107,6 +151,18 @@ public struct PeerDirectory: Sendable {
         departed.last { $0.advertisement.current?.id == id }
     }
 
-    /// A peer by name.
-    public func peer(named name: String) -> PeerRecord? { peers[name] }
+    /// A peer by agent name (or instance name).
+    public func peer(named name: String) -> PeerRecord? {
+        peers[name] ?? all.first { $0.name == name }
+    }
+
+    /// Forgets every record of a device (it was unpaired). Returns their instance names.
+    @discardableResult
+    public mutating func removeAll(deviceID: DeviceID) -> [String] {
+        let names = peers.filter { $0.value.deviceID == deviceID }.map(\.key)
+        for name in names { peers.removeValue(forKey: name) }
+        departed.removeAll { $0.deviceID == deviceID }
+        unreachable.removeValue(forKey: deviceID)
+        return names
+    }
 }

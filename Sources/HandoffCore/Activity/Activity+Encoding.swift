@@ -194,3 +194,9 @@ extension Activity {
         try self.init(propertyList: p, defaultID: defaultID)
     }
 }
+
+/// The JSON form, like ``PropertyListValue``'s description: the default one prints
+/// `expirationDate` with `Date.description`, which traps on a NaN date a peer can send.
+extension Activity: CustomStringConvertible {
+    public var description: String { json.serialized }
+}

@@ -7,7 +7,8 @@ import Foundation
 /// What an agent's DNS-SD TXT record says: the protocol version, the agent ID, a sequence number
 /// of its activity set, and its current activity (ID, type and title).
 ///
-/// TXT keys: `v` (protocol version), `id` (agent ID), `seq` (sequence number), and, when an
+/// TXT keys: `v` (protocol version), `id` (agent ID), `seq` (sequence number), `name` (the agent's
+/// name, when given), and, when an
 /// activity is current, `aid` (activity ID), `type`, `title` and, when an app published it, `tid`
 /// (the app's team ID). The title is truncated (on a
 /// character boundary) so the whole record stays within ``maximumRecordSize``.
@@ -35,21 +36,30 @@ public struct ActivityAdvertisement: Sendable, Hashable {
     public var agentID: String
     public var sequence: UInt64
     public var current: Current?
+    /// The agent's name (`name`), for people: its DNS-SD instance name is opaque.
+    public var name: String?
 
-    public init(protocolVersion: Int = 1, agentID: String, sequence: UInt64, current: Current?) {
+    public init(protocolVersion: Int = PeerHello.supportedVersions.max()!, agentID: String, sequence: UInt64, current: Current?,
+                name: String? = nil) {
         self.protocolVersion = protocolVersion
         self.agentID = agentID
         self.sequence = sequence
         self.current = current
+        self.name = name
     }
 
     /// The TXT rdata: each `key=value` string prefixed by its length byte.
-    public var txtRecord: [UInt8] {
+    public var txtRecord: [UInt8] { txtRecord(maximumSize: Self.maximumRecordSize) }
+
+    /// The TXT rdata, the title truncated so the record stays within `maximumSize` bytes (an
+    /// advertisement sealed for paired peers has less room than a plain one).
+    public func txtRecord(maximumSize: Int) -> [UInt8] {
         var strings: [[UInt8]] = [
             Array("v=\(protocolVersion)".utf8),
             Array("id=\(agentID)".utf8),
             Array("seq=\(sequence)".utf8),
         ]
+        if let name { strings.append(Array("name=\(Self.truncate(name, toUTF8Bytes: 64))".utf8)) }
         if let current {
             strings.append(Array("aid=\(current.id.uuidString)".utf8))
             strings.append(Array("type=\(current.activityType.rawValue)".utf8))
@@ -57,7 +67,7 @@ public struct ActivityAdvertisement: Sendable, Hashable {
         }
         var used = strings.reduce(0) { $0 + 1 + $1.count }
         if let title = current?.title {
-            let budget = min(255, Self.maximumRecordSize - used - 1) - "title=".utf8.count
+            let budget = min(255, maximumSize - used - 1) - "title=".utf8.count
             if budget > 0 {
                 let entry = Array("title=\(Self.truncate(title, toUTF8Bytes: budget))".utf8)
                 strings.append(entry)
@@ -105,7 +115,8 @@ public struct ActivityAdvertisement: Sendable, Hashable {
             guard teamID.map({ !$0.isEmpty && $0.utf8.count <= 64 }) ?? true else { throw .malformed("tid is empty or too long") }
             current = Current(id: aid, activityType: type, title: fields["title"], teamID: teamID)
         }
-        self.init(protocolVersion: version, agentID: agentID, sequence: sequence, current: current)
+        let name = fields["name"].flatMap { $0.isEmpty || $0.utf8.count > 64 ? nil : $0 }
+        self.init(protocolVersion: version, agentID: agentID, sequence: sequence, current: current, name: name)
     }
 
     /// Splits TXT rdata into keys (lower-cased) and values. Per RFC 6763 a key's first occurrence

@@ -13,7 +13,8 @@ import Foundation
 /// | source answers with an error | the source's code (4608 when resigned or expired) |
 /// | userInfo header over the limit | 4611 userActivityHandoffUserInfoTooLarge |
 /// | fetch deadline passes first | 4610 userActivityRemoteApplicationTimedOut |
-/// | connection ends early, or a malformed frame | 4608 userActivityHandoffFailed |
+/// | connection ends or breaks before the source's hello (it refused the session) | 4609 userActivityConnectionUnavailable |
+/// | connection ends early after the hello, or a malformed frame | 4608 userActivityHandoffFailed |
 ///
 /// Only a complete activity (fields and userInfo) is ever delivered, and at most once.
 public struct ContinuationStateMachine: Sendable {
@@ -121,12 +122,22 @@ public struct ContinuationStateMachine: Sendable {
             return fail(.userActivityHandoffUserInfoTooLarge, "the userInfo from \(peerName) is \(declared) bytes, over limits.maxUserInfoBytes (\(limit)). Send large data over continuation streams, or raise the limit.")
         }
         if let frameError = error as? FrameError { return protocolViolation(frameError.description) }
+        if case .awaitingHello = state {
+            return fail(.userActivityConnectionUnavailable, "the connection to \(peerName) broke before its agent answered (\(error)): it did not accept the session. Check that its agent is running and paired with this one (handoff peers), then try again.")
+        }
         return fail(.userActivityHandoffFailed, "the connection to \(peerName) broke during the transfer (\(error)). The activity was not continued; try again.")
     }
 
     /// The peer closed the connection.
+    ///
+    /// Before the source's hello this means the source did not accept the session at all (it is
+    /// stopping, or refusing connections): the connection was never available, 4609. After it,
+    /// the transfer was cut short: 4608.
     public mutating func closed() -> Action {
-        fail(.userActivityHandoffFailed, "\(peerName) closed the connection before the activity arrived. Its agent may have stopped; try again.")
+        if case .awaitingHello = state {
+            return fail(.userActivityConnectionUnavailable, "\(peerName) closed the connection without answering: its agent did not accept the session (it may be stopping or refusing connections). Check it with handoff peers, then try again.")
+        }
+        return fail(.userActivityHandoffFailed, "\(peerName) closed the connection before the activity arrived. Its agent may have stopped; try again.")
     }
 
     private mutating func protocolViolation(_ reason: String) -> Action {

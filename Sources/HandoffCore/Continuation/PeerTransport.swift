@@ -2,10 +2,14 @@
 public struct PeerEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
+    /// The device ID (SHA-256 of its certificate) the peer must present; connections to a peer
+    /// whose certificate differs are refused during the TLS handshake.
+    public var expectedIdentity: [UInt8]?
 
-    public init(host: String, port: Int) {
+    public init(host: String, port: Int, expectedIdentity: [UInt8]? = nil) {
         self.host = host
         self.port = port
+        self.expectedIdentity = expectedIdentity
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }

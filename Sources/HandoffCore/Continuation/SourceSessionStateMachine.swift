@@ -19,6 +19,10 @@ public struct SourceSessionStateMachine: Sendable {
         case openStreams(StreamRequest)
         /// The peer sends a URL or a file to one of our apps; for a file, stream frames follow.
         case receiveOpen(OpenRequest)
+        /// The peer starts pairing: the connection carries the pairing exchange from now on.
+        case pair(name: String, commitment: [UInt8])
+        /// A paired peer sent its advertising key: record it and answer with ours.
+        case exchangeKeys([UInt8])
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -71,6 +75,14 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready, .open(let request)):
             state = .closed
             return .receiveOpen(request)
+        case (.ready, .pairing(.request(let name, let commitment))):
+            state = .closed
+            return .pair(name: name, commitment: commitment)
+        case (.ready, .keys(let key)):
+            return .exchangeKeys(key)
+        case (.ready, .ping(let sequence)):
+            // Liveness (docs/PROTOCOL.md): answered at once, the connection stays open.
+            return .send([PeerMessage.pong(sequence: sequence).frame])
         default:
             return close("unexpected \(frame.kind) frame")
         }

@@ -187,3 +187,13 @@ extension Dictionary where Key == String, Value == PropertyListValue {
     /// in `$dict`, like any nested one).
     public var userInfoJSON: JSONValue { PropertyListValue.dictionary(self).json }
 }
+
+/// Descriptions from the JSON form. The default (reflection) description prints a date with
+/// `Date.description`, which traps on a NaN date (FoundationEssentials: "Double value cannot be
+/// converted to Int"), so printing or logging a userInfo a peer sent could crash the process. The
+/// JSON form has a text for every date (``PropertyListValue/dateJSON(_:)``). Found by
+/// FuzzUserInfoDecoder (Fuzz/Crashes/FuzzUserInfoDecoder/userinfo-top-level-nan-date.bin).
+extension PropertyListValue: CustomStringConvertible {
+    /// The JSON form, e.g. `{"when":{"$date":"nan"}}`.
+    public var description: String { json.serialized }
+}

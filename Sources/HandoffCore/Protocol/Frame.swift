@@ -27,6 +27,20 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let open = FrameKind(rawValue: 0x0B)
     /// The receiving app's answer to `open`.
     public static let opened = FrameKind(rawValue: 0x0C)
+    /// Pairing, initiator: its name and its commitment to a nonce (docs/SECURITY.md).
+    public static let pairRequest = FrameKind(rawValue: 0x30)
+    /// Pairing, responder: its name and its nonce.
+    public static let pairNonce = FrameKind(rawValue: 0x31)
+    /// Pairing, initiator: the nonce it committed to.
+    public static let pairReveal = FrameKind(rawValue: 0x32)
+    /// Pairing, both sides: whether the user confirmed the code, and if so the advertising key.
+    public static let pairConfirm = FrameKind(rawValue: 0x33)
+    /// Paired agents exchange their current advertising keys.
+    public static let keys = FrameKind(rawValue: 0x34)
+    /// Liveness: a paired agent asks whether the other is still there (after hello).
+    public static let ping = FrameKind(rawValue: 0x35)
+    /// Liveness: the answer to `ping`.
+    public static let pong = FrameKind(rawValue: 0x36)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
@@ -35,8 +49,11 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .open, .opened, .controlRequest, .controlResponse,
+        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .controlRequest, .controlResponse,
     ]
+
+    /// What a peer that is not paired may send: the handshake and the pairing exchange.
+    public static let beforePairing: Set<FrameKind> = [.hello, .pairRequest, .pairReveal, .pairConfirm]
 
     public var description: String {
         switch self {
@@ -52,6 +69,13 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .streamEnd: "streamEnd"
         case .open: "open"
         case .opened: "opened"
+        case .pairRequest: "pairRequest"
+        case .pairNonce: "pairNonce"
+        case .pairReveal: "pairReveal"
+        case .pairConfirm: "pairConfirm"
+        case .keys: "keys"
+        case .ping: "ping"
+        case .pong: "pong"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

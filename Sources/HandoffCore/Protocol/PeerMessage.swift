@@ -9,7 +9,7 @@ public struct PeerHello: Sendable, Hashable {
     /// Identifies the protocol, so a stray client of another protocol is refused at once.
     public static let protocolName = "handoff"
     /// The versions this build speaks.
-    public static let supportedVersions: [Int] = [1]
+    public static let supportedVersions: [Int] = [2]
 
     /// The versions the sender speaks; a server answers with the one it picked.
     public var versions: [Int]
@@ -81,6 +81,18 @@ public struct OpenRequest: Sendable, Hashable {
     }
 }
 
+/// One step of the pairing exchange (docs/SECURITY.md): commit, nonce, reveal, confirm.
+public enum PairingStep: Sendable, Hashable {
+    /// Initiator: its agent name and its commitment to a nonce.
+    case request(name: String, commitment: [UInt8])
+    /// Responder: its agent name and its nonce.
+    case nonce(name: String, nonce: [UInt8])
+    /// Initiator: the nonce it committed to.
+    case reveal(nonce: [UInt8])
+    /// Either side: whether its user confirmed the code; when confirmed, its advertising key.
+    case confirm(accepted: Bool, advertisingKey: [UInt8]?)
+}
+
 /// A message between two agents: the decoded form of one frame.
 public enum PeerMessage: Sendable, Hashable {
     case hello(PeerHello)
@@ -105,6 +117,14 @@ public enum PeerMessage: Sendable, Hashable {
     case open(OpenRequest)
     /// The receiving app's answer.
     case opened(handled: Bool)
+    /// A step of pairing.
+    case pairing(PairingStep)
+    /// The sender's current advertising key (paired agents only).
+    case keys(advertisingKey: [UInt8])
+    /// Liveness probe between paired agents; `sequence` comes back in the ``pong``.
+    case ping(sequence: Int)
+    /// The answer to a ``ping``, with its sequence number.
+    case pong(sequence: Int)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -151,6 +171,22 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .open, payload: PropertyListBinaryCoding.encode(fields))
         case .opened(let handled):
             return Frame(kind: .opened, payload: PropertyListBinaryCoding.encode(["handled": .bool(handled)]))
+        case .pairing(.request(let name, let commitment)):
+            return Frame(kind: .pairRequest, payload: PropertyListBinaryCoding.encode(["name": .string(name), "commitment": .data(Data(commitment))]))
+        case .pairing(.nonce(let name, let nonce)):
+            return Frame(kind: .pairNonce, payload: PropertyListBinaryCoding.encode(["name": .string(name), "nonce": .data(Data(nonce))]))
+        case .pairing(.reveal(let nonce)):
+            return Frame(kind: .pairReveal, payload: PropertyListBinaryCoding.encode(["nonce": .data(Data(nonce))]))
+        case .pairing(.confirm(let accepted, let key)):
+            var fields: [String: PropertyListValue] = ["accepted": .bool(accepted)]
+            if let key { fields["advertisingKey"] = .data(Data(key)) }
+            return Frame(kind: .pairConfirm, payload: PropertyListBinaryCoding.encode(fields))
+        case .keys(let key):
+            return Frame(kind: .keys, payload: PropertyListBinaryCoding.encode(["advertisingKey": .data(Data(key))]))
+        case .ping(let sequence):
+            return Frame(kind: .ping, payload: PropertyListBinaryCoding.encode(["seq": .integer(Int64(sequence))]))
+        case .pong(let sequence):
+            return Frame(kind: .pong, payload: PropertyListBinaryCoding.encode(["seq": .integer(Int64(sequence))]))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -216,6 +252,29 @@ public enum PeerMessage: Sendable, Hashable {
         case .opened:
             guard case .bool(let handled)? = fields["handled"] else { throw malformed("missing handled") }
             self = .opened(handled: handled)
+        case .pairRequest, .pairNonce:
+            guard case .string(let name)? = fields["name"], name.utf8.count <= 255 else { throw malformed("missing name") }
+            let key = kind == .pairRequest ? "commitment" : "nonce"
+            guard case .data(let data)? = fields[key], data.count == 32 else { throw malformed("\(key) must be 32 bytes") }
+            let bytes = Array(data)
+            self = .pairing(kind == .pairRequest ? .request(name: name, commitment: bytes) : .nonce(name: name, nonce: bytes))
+        case .pairReveal:
+            guard case .data(let nonce)? = fields["nonce"], nonce.count == 32 else { throw malformed("nonce must be 32 bytes") }
+            self = .pairing(.reveal(nonce: Array(nonce)))
+        case .pairConfirm:
+            guard case .bool(let accepted)? = fields["accepted"] else { throw malformed("missing accepted") }
+            var key: [UInt8]?
+            if case .data(let bytes)? = fields["advertisingKey"] {
+                guard bytes.count == 32 else { throw malformed("advertisingKey must be 32 bytes") }
+                key = Array(bytes)
+            }
+            self = .pairing(.confirm(accepted: accepted, advertisingKey: accepted ? key : nil))
+        case .keys:
+            guard case .data(let key)? = fields["advertisingKey"], key.count == 32 else { throw malformed("advertisingKey must be 32 bytes") }
+            self = .keys(advertisingKey: Array(key))
+        case .ping, .pong:
+            guard case .integer(let sequence)? = fields["seq"] else { throw malformed("missing seq") }
+            self = kind == .ping ? .ping(sequence: Int(clamping: sequence)) : .pong(sequence: Int(clamping: sequence))
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")

@@ -7,18 +7,25 @@ import Synchronization
 public final class ChannelFrameConnection: FrameConnection {
     let channel: any Channel
     let inbox: FrameInbox
+    /// The peer's device ID once TLS is up; nil on connections without TLS.
+    public let peerIdentity: PeerIdentityBox?
+    /// Completes when the TLS handshake has; nil without TLS.
+    let handshake: EventLoopFuture<Void>?
 
-    init(channel: any Channel, inbox: FrameInbox) {
+    init(channel: any Channel, inbox: FrameInbox, peerIdentity: PeerIdentityBox? = nil, handshake: EventLoopFuture<Void>? = nil) {
         self.channel = channel
         self.inbox = inbox
+        self.peerIdentity = peerIdentity
+        self.handshake = handshake
     }
 
     /// Adds the codec and the inbox to a fresh channel and wraps it.
-    static func configure(_ channel: any Channel, limits: FrameLimits) throws -> ChannelFrameConnection {
+    static func configure(_ channel: any Channel, limits: FrameLimits, peerIdentity: PeerIdentityBox? = nil,
+                          handshake: EventLoopFuture<Void>? = nil) throws -> ChannelFrameConnection {
         let inbox = FrameInbox()
         try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
         try channel.pipeline.syncOperations.addHandler(FrameInboxHandler(inbox: inbox))
-        return ChannelFrameConnection(channel: channel, inbox: inbox)
+        return ChannelFrameConnection(channel: channel, inbox: inbox, peerIdentity: peerIdentity, handshake: handshake)
     }
 
     public func send(_ frames: [Frame]) async throws {

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTrust
 import NIOCore
 import NIOPosix
 
@@ -8,42 +9,73 @@ import Glibc
 import Darwin
 #endif
 
-/// Connects to peer agents over TCP with SwiftNIO.
+/// Connects to peer agents over TCP with SwiftNIO, in TLS 1.3 with this device's certificate.
 public struct TCPPeerConnector: PeerConnector {
     let group: any EventLoopGroup
     let connectTimeout: Duration
+    let tls: PeerClientTLS?
 
     /// - Parameters:
     ///   - group: the event loops to use.
     ///   - connectTimeout: the socket-level connect timeout (the continuation's own deadline is
     ///     kept by ``ContinuationClient``; this one frees the socket).
-    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: Duration) {
+    ///   - tls: this device's TLS; nil only for tests of the plain protocol.
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: Duration, tls: PeerClientTLS? = nil) {
         self.group = group
         self.connectTimeout = connectTimeout
+        self.tls = tls
     }
 
+    /// Connects to a peer that must present `endpoint.expectedIdentity`. With TLS configured, an
+    /// endpoint without an expected identity is refused: use ``connectUnpinned(to:limits:)``.
     public func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
+        let expected = try tls.map { _ in try PeerClientTLS.expectedIdentity(of: endpoint) }
+        return try await connecting(endpoint, limits: limits, expecting: expected)
+    }
+
+    /// Connects to whatever device answers at `endpoint` (pairing, or learning the advertising key
+    /// of a peer whose advertisement cannot be read yet). The caller must check
+    /// ``ChannelFrameConnection/peerIdentity`` before trusting anything it says.
+    public func connectUnpinned(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> ChannelFrameConnection {
+        try await connecting(endpoint, limits: limits, expecting: nil)
+    }
+
+    private func connecting(_ endpoint: PeerEndpoint, limits: FrameLimits, expecting expected: DeviceID?) async throws -> ChannelFrameConnection {
         do {
-            return try await open(endpoint, limits: limits)
+            let connection = try await open(endpoint, limits: limits, expecting: expected)
+            // The handshake must finish (and the pinned certificate be checked) before use.
+            if let handshake = connection.handshake {
+                do { try await handshake.get() } catch {
+                    await connection.close()
+                    throw error
+                }
+            }
+            return connection
         } catch let error as NIOConnectionError {
             throw PeerConnectError(reason: error.connectionErrors.first.map { Self.reason($0.error) } ?? "\(error)")
         } catch {
-            throw PeerConnectError(reason: Self.reason(error))
+            throw PeerConnectError(reason: PeerClientTLS.reason(error, expected: expected) ?? Self.reason(error))
         }
     }
 
-    private static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? PeerConnectError { return error.reason }
         if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
         if error is ChannelError, case .connectTimeout = error as! ChannelError { return "connect timed out" }
         return "\(error)"
     }
 
-    private func open(_ endpoint: PeerEndpoint, limits: FrameLimits) async throws -> ChannelFrameConnection {
-        try await ClientBootstrap(group: group)
+    private func open(_ endpoint: PeerEndpoint, limits: FrameLimits, expecting expected: DeviceID?) async throws -> ChannelFrameConnection {
+        let tls = self.tls
+        return try await ClientBootstrap(group: group)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
-                channel.eventLoop.makeCompletedFuture { try ChannelFrameConnection.configure(channel, limits: limits) }
+                channel.eventLoop.makeCompletedFuture {
+                    guard let tls else { return try ChannelFrameConnection.configure(channel, limits: limits) }
+                    let (box, handshake) = try tls.addHandlers(to: channel, expecting: expected)
+                    return try ChannelFrameConnection.configure(channel, limits: limits, peerIdentity: box, handshake: handshake)
+                }
             }
     }
 }

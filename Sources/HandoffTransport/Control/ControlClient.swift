@@ -18,7 +18,12 @@ public struct ControlClient: Sendable {
         }
         let result: Result<JSONValue, HandoffError>
         do {
-            try await connection.send([ControlProtocol.request(command, arguments)])
+            do { try await connection.send([ControlProtocol.request(command, arguments)]) } catch {
+                // The agent may have answered and closed before reading (a refusal): read it.
+                guard let frame = try? await connection.receive() else { throw error }
+                await connection.close()
+                return (try? ControlProtocol.decodeResponse(frame)) ?? .failure(.handoffFailed("the control connection failed: \(error)"))
+            }
             if let frame = try await connection.receive() {
                 result = try ControlProtocol.decodeResponse(frame)
             } else {
@@ -31,5 +36,45 @@ public struct ControlClient: Sendable {
         }
         await connection.close()
         return result
+    }
+
+    /// Sends a command that the agent answers with events before its result (`pair`): each event
+    /// goes to `onEvent`, and a non-nil answer is sent back as the event's `reply`.
+    public func converse(_ command: String, _ arguments: [String: JSONValue] = [:],
+                         onEvent: (JSONValue) async -> JSONValue?) async -> Result<JSONValue, HandoffError> {
+        let connection: any FrameConnection
+        do {
+            connection = try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits)
+        } catch {
+            return .failure(.connectionUnavailable(
+                "no agent answers at \(socketPath) (\(error)). Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."))
+        }
+        defer { Task { await connection.close() } }
+        do {
+            var request = arguments
+            request["requestID"] = .string("main")
+            do { try await connection.send([ControlProtocol.request(command, request)]) } catch {
+                guard let frame = try? await connection.receive() else { throw error }
+                return (try? ControlProtocol.decodeResponse(frame)) ?? .failure(.handoffFailed("the control connection failed: \(error)"))
+            }
+            while let frame = try await connection.receive() {
+                guard frame.kind == .controlResponse, let body = try? JSONValue(parsing: frame.payload) else {
+                    return .failure(.handoffFailed("the agent sent an invalid response"))
+                }
+                if body["event"] != nil {
+                    if let answer = await onEvent(body), let replyID = body["replyID"] {
+                        try await connection.send([ControlProtocol.request("reply", ["replyID": replyID, "result": answer, "requestID": .string("reply")])])
+                    }
+                    continue
+                }
+                if body["requestID"]?.stringValue == "reply" { continue }
+                return try ControlProtocol.decodeResponse(frame)
+            }
+            return .failure(.handoffFailed("the agent closed the connection without answering; see its log"))
+        } catch let error as HandoffError {
+            return .failure(error)
+        } catch {
+            return .failure(.handoffFailed("the control connection failed: \(error)"))
+        }
     }
 }

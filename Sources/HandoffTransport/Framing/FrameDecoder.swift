@@ -7,8 +7,18 @@ public struct FrameDecoder: ByteToMessageDecoder, Sendable {
     public typealias InboundOut = Frame
 
     public var limits: FrameLimits
+    /// While its connection is not authenticated, frames are held to a small size.
+    let gate: AuthenticationGate?
 
-    public init(limits: FrameLimits) { self.limits = limits }
+    public init(limits: FrameLimits) {
+        self.limits = limits
+        self.gate = nil
+    }
+
+    init(limits: FrameLimits, gate: AuthenticationGate?) {
+        self.limits = limits
+        self.gate = gate
+    }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let frame = try decodeFrame(from: &buffer) else { return .needMoreData }
@@ -28,6 +38,9 @@ public struct FrameDecoder: ByteToMessageDecoder, Sendable {
         guard let headerView = buffer.viewBytes(at: buffer.readerIndex, length: Frame.headerSize) else { return nil }
         let header = FrameHeader(bytes: headerView)
         try limits.check(header)
+        if let gate, !gate.isAuthenticated, header.length > gate.maxFrameBytesBeforeAuthentication {
+            throw FrameError.frameTooLarge(kind: header.kind, declared: header.length, limit: gate.maxFrameBytesBeforeAuthentication)
+        }
         guard buffer.readableBytes - Frame.headerSize >= header.length else { return nil }
         buffer.moveReaderIndex(forwardBy: Frame.headerSize)
         let payload = buffer.readBytes(length: header.length)!
@@ -51,7 +64,11 @@ public struct FrameEncoder: MessageToByteEncoder, Sendable {
 extension ChannelPipeline.SynchronousOperations {
     /// Adds the frame decoder and encoder.
     public func addFrameCodec(limits: FrameLimits) throws {
-        try addHandler(ByteToMessageHandler(FrameDecoder(limits: limits)))
+        try addFrameCodec(limits: limits, gate: nil)
+    }
+
+    func addFrameCodec(limits: FrameLimits, gate: AuthenticationGate?) throws {
+        try addHandler(ByteToMessageHandler(FrameDecoder(limits: limits, gate: gate)))
         try addHandler(MessageToByteHandler(FrameEncoder()))
     }
 }

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTrust
 import Logging
 import NIOCore
 import NIOPosix
@@ -36,9 +37,29 @@ public struct FrameServer: Sendable {
         public var outbound: NIOAsyncChannelOutboundWriter<Frame>
         /// The client's address (nil for Unix sockets).
         public var remoteAddress: SocketAddress?
+        /// The peer's device ID, once TLS is up (nil without TLS).
+        public var peerIdentity: PeerIdentityBox?
+        /// Lifts the pre-authentication limits (nil without TLS).
+        public var gate: AuthenticationGate?
+        /// The uid of the process at the other end of a Unix socket (SO_PEERCRED); nil for TCP.
+        public var peerUID: UInt32?
+        /// Closes the connection at once (both directions).
+        public var close: @Sendable () -> Void = {}
+        /// Fault injection (`faults.dropAfterBytes`): lets this many more bytes of frames out,
+        /// then closes the connection mid-frame.
+        public var limitOutbound: @Sendable (Int) async -> Void = { _ in }
     }
 
-    let channel: NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>
+    /// An accepted connection as the initializer prepared it.
+    struct Accepted: Sendable {
+        /// Nil for a connection refused at admission (already closed).
+        var channel: NIOAsyncChannel<Frame, Frame>?
+        var identity: PeerIdentityBox?
+        var gate: AuthenticationGate?
+        var peerUID: UInt32?
+    }
+
+    let channel: NIOAsyncChannel<Accepted, Never>
     /// Accepted connections not yet taken by ``run(logger:handler:)``. NIO requires every
     /// connection to be closed through `executeThenClose`; when the accept loop is cancelled,
     /// these are closed that way instead of being dropped.
@@ -48,22 +69,37 @@ public struct FrameServer: Sendable {
     /// The bound TCP port (useful when 0 was asked for), nil for Unix sockets.
     public var port: Int? { channel.channel.localAddress?.port }
 
-    /// Binds a listener. Frames over `limits` close their connection.
-    public static func bind(_ address: Address, limits: FrameLimits, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> FrameServer {
+    /// Binds a listener. Frames over `limits` close their connection. With `security` (the peer
+    /// listener), connections speak TLS and are held to its pre-authentication limits.
+    public static func bind(_ address: Address, limits: FrameLimits, security: ListenerSecurity? = nil,
+                            group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> FrameServer {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.backlog, value: 4096)
+            .serverChannelOption(.maxMessagesPerRead, value: 64)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
         let unclaimed = UnclaimedConnections()
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<Frame, Frame>> = { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-                let connection = try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
-                unclaimed.add(connection)
-                return connection
+        let admission = security.map { AdmissionControl(limits: $0.admission) }
+        let isUnix = if case .unix = address { true } else { false }
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { channel in
+            let uid: EventLoopFuture<UInt32?> = isUnix ? Self.peerUID(of: channel) : channel.eventLoop.makeSucceededFuture(nil)
+            return uid.flatMapThrowing { uid in
+                var accepted: Accepted
+                if let security, let admission {
+                    guard let (identity, gate) = try Self.secure(channel, security: security, admission: admission, limits: limits) else {
+                        return Accepted(channel: nil)
+                    }
+                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), identity: identity, gate: gate)
+                } else {
+                    try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
+                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                }
+                accepted.peerUID = uid
+                if let connection = accepted.channel { unclaimed.add(connection) }
+                return accepted
             }
         }
-        let channel: NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>
+        let channel: NIOAsyncChannel<Accepted, Never>
         switch address {
         case .tcp(let host, let port):
             channel = try await bootstrap.bind(host: host, port: port, childChannelInitializer: initializer)
@@ -75,6 +111,47 @@ public struct FrameServer: Sendable {
             }
         }
         return FrameServer(channel: channel, unclaimed: unclaimed, address: address)
+    }
+
+    /// The uid of the process that connected to a Unix socket (SO_PEERCRED); nil when unknown.
+    private static func peerUID(of channel: any Channel) -> EventLoopFuture<UInt32?> {
+        #if os(Linux)
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(nil) }
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }; SO_PEERCRED is 17 on Linux.
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(17))
+        return credentials.map { Optional($0.uid) }.recover { _ in nil }
+        #else
+        return channel.eventLoop.makeSucceededFuture(nil)
+        #endif
+    }
+
+    /// Sets up a peer connection: admission (a refused one is closed at once: nil), TLS, the
+    /// device ID recorder, the handshake deadline and the size-gated frame codec.
+    private static func secure(_ channel: any Channel, security: ListenerSecurity, admission: AdmissionControl, limits: FrameLimits) throws
+        -> (PeerIdentityBox, AuthenticationGate)?
+    {
+        let address = channel.remoteAddress?.ipAddress ?? "unknown"
+        if case .refuse = admission.admit(address) {
+            channel.close(promise: nil)
+            return nil
+        }
+        let box = PeerIdentityBox()
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(security.handshakeDeadline)) { channel.close(promise: nil) }
+        let gate = AuthenticationGate(maxFrameBytesBeforeAuthentication: security.maxFrameBytesBeforeAuthentication) {
+            deadline.cancel()
+            admission.authenticated(address)
+        }
+        channel.closeFuture.whenComplete { _ in
+            deadline.cancel()
+            admission.closed(address, wasAuthenticated: gate.isAuthenticated)
+        }
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(security.tls.makeServerHandler())
+        try sync.addHandler(PeerIdentityHandler(box: box, registry: security.registry, onIdentified: { id in
+            if security.isPaired(id) { gate.authenticate() }
+        }))
+        try sync.addFrameCodec(limits: limits, gate: gate)
+        return (box, gate)
     }
 
     /// Accepts connections until the task is cancelled or the listener closes, running `handler`
@@ -101,13 +178,18 @@ public struct FrameServer: Sendable {
     private func accept(logger: Logger, handler: @escaping @Sendable (Connection) async throws -> Void) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { inbound in
-                for try await client in inbound {
+                for try await accepted in inbound {
+                    guard let client = accepted.channel else { continue }
                     unclaimed.remove(client)
                     group.addTask {
                         let remote = client.channel.remoteAddress
                         do {
                             try await client.executeThenClose { clientInbound, clientOutbound in
-                                try await handler(Connection(inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote))
+                                try await handler(Connection(
+                                    inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote,
+                                    peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
+                                    close: { client.channel.close(promise: nil) },
+                                    limitOutbound: { await client.channel.limitOutbound(toBytes: $0) }))
                             }
                         } catch is CancellationError {
                             // Shutting down: not worth a log line per connection.
@@ -127,6 +209,13 @@ public struct FrameServer: Sendable {
     public func close() async {
         try? await channel.channel.close()
     }
+}
+
+/// The layout of Linux's `struct ucred`, which Swift's Glibc module does not export.
+struct PeerCredentials: Sendable {
+    var pid: Int32
+    var uid: UInt32
+    var gid: UInt32
 }
 
 /// Connections accepted by NIO that the accept loop has not taken yet.

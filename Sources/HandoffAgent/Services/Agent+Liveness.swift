@@ -1,0 +1,62 @@
+import HandoffCore
+import HandoffTrust
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A paired peer that liveness watches: where to reach it, and how often DNS-SD resolved it.
+public struct LivenessTarget: Sendable, Hashable {
+    /// The peer's device ID; connections are pinned to it.
+    public var deviceID: DeviceID
+    /// The peer's agent name, for logs.
+    public var name: String
+    /// Where its agent listens now.
+    public var endpoint: PeerEndpoint
+    /// Grows on every fresh DNS-SD resolve of the peer.
+    public var generation: Int
+}
+
+extension Agent {
+    /// The paired peers in the directory, by device ID, for ``LivenessService``.
+    public func livenessTargets() -> [DeviceID: LivenessTarget] {
+        var targets: [DeviceID: LivenessTarget] = [:]
+        for peer in directory.all {
+            guard let deviceID = peer.deviceID, trust.device(deviceID) != nil else { continue }
+            targets[deviceID] = LivenessTarget(deviceID: deviceID, name: peer.name, endpoint: peer.endpoint,
+                                               generation: resolveGenerations[deviceID] ?? 0)
+        }
+        return targets
+    }
+
+    /// Liveness found a paired device unreachable (its activities are no longer offered) or
+    /// reachable again.
+    public func setReachability(_ deviceID: DeviceID, reachable: Bool, lastHeard: Date?) {
+        guard directory.setReachable(deviceID, reachable, lastHeard: lastHeard) else { return }
+        let name = directory.all.first { $0.deviceID == deviceID }?.name ?? deviceID.shortID
+        if reachable {
+            logger.info("peer reachable again", metadata: ["handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)"])
+        } else {
+            logger.info("peer unreachable", metadata: [
+                "handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)",
+                "handoff.lastHeard": "\(lastHeard.map { Self.describe($0) } ?? "never")",
+            ])
+        }
+    }
+
+    /// The 4609 message for an activity of a peer that stopped answering.
+    static func stoppedAnswering(_ name: String, activity id: UUID, lastHeard: Date?, now: Date = Date()) -> String {
+        let when = lastHeard.map { "it was last heard from \(describe($0, now: now))" } ?? "it has not answered since this agent started"
+        return "\(name), which offered activity \(id), stopped answering (its agent crashed or its host was cut off); \(when). "
+            + "Continue it once `handoff peers` shows \(name) reachable again."
+    }
+
+    static func describe(_ date: Date, now: Date = Date()) -> String {
+        let ago = max(0, now.timeIntervalSince(date))
+        let seconds = (ago * 10).rounded() / 10
+        return "\(seconds) s ago, at \(date.ISO8601Format())"
+    }
+}

@@ -1,0 +1,193 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+import Logging
+import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Watches the paired peers in the directory, so that a crashed or cut-off peer is shown
+/// unreachable (and its activities withdrawn) within seconds, not after DNS-SD's record lifetime.
+///
+/// The shell of ``PeerLiveness``: it keeps one pinned TLS connection to each paired peer, sends
+/// `ping` frames on it when the machine says so, reports what happens to the machine and tells
+/// the agent about changes of reachability. Connections are opened with this device's
+/// certificate and pinned to the peer's device ID, so the peer counts them as authenticated.
+public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
+    typealias Machine = PeerLiveness<DeviceID, C.Instant>
+
+    private let agent: Agent
+    private let connector: any PeerConnector
+    private let clock: C
+    private let logger: Logger
+    private var machine: Machine
+    private var targets: [DeviceID: LivenessTarget] = [:]
+    /// Open connections, by attempt.
+    private var connections: [Int: any FrameConnection] = [:]
+    /// Attempts the machine closed before their connection opened.
+    private var abandoned: Set<Int> = []
+    private var stopped = false
+
+    /// - Parameters:
+    ///   - connector: opens pinned TLS connections to peers; its connect timeout should be short
+    ///     (about `timing.retryInterval`), since a LAN peer that answers does so in milliseconds.
+    ///   - timing: `liveness.interval` and `liveness.timeout`.
+    public init(agent: Agent, connector: any PeerConnector, clock: C, timing: PeerLiveness<DeviceID, C.Instant>.Timing, logger: Logger) {
+        self.agent = agent
+        self.connector = connector
+        self.clock = clock
+        self.logger = logger
+        self.machine = Machine(timing: timing)
+    }
+
+    /// Probes over TCP in TLS with the agent's certificate, pinned to each peer's device ID, with
+    /// the agent's `liveness.*` intervals.
+    public init(agent: Agent, clock: C, logger: Logger) {
+        let timing = PeerLiveness<DeviceID, C.Instant>.Timing(interval: agent.configuration.liveness.interval,
+                                                             timeout: agent.configuration.liveness.timeout)
+        self.init(agent: agent, connector: TCPPeerConnector(connectTimeout: timing.retryInterval, tls: agent.security.clientTLS),
+                  clock: clock, timing: timing, logger: logger)
+    }
+
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                for action in await step() {
+                    switch action {
+                    case .connect(let key, let attempt):
+                        guard let endpoint = targets[key]?.endpoint else { continue }
+                        group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint) }
+                    case .ping(_, let attempt, let sequence):
+                        guard let connection = connections[attempt] else { continue }
+                        group.addTask { try? await connection.send([PeerMessage.ping(sequence: sequence).frame]) }
+                    default:
+                        // Closing waits for TLS close_notify (seconds for a silent peer): never in this loop.
+                        if let closing = await perform(action) { group.addTask { await closing.close() } }
+                    }
+                }
+                do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
+            }
+            stopped = true
+            for connection in connections.values { group.addTask { await connection.close() } }
+            connections.removeAll()
+        }
+    }
+
+    /// Follows the directory (peers added, gone, resolved afresh), then advances the machine.
+    private func step() async -> [Machine.Action] {
+        let current = await agent.livenessTargets()
+        let now = clock.now
+        var actions: [Machine.Action] = []
+        for key in machine.keys where current[key] == nil {
+            actions += machine.untrack(key)
+            targets.removeValue(forKey: key)
+        }
+        for (key, target) in current {
+            if let old = targets[key] {
+                if old.generation != target.generation {
+                    actions += machine.resolved(key, now: now, endpointChanged: old.endpoint != target.endpoint)
+                }
+            } else {
+                // A peer is reachable until found otherwise: forget what an earlier watch found
+                // (the device left and came back).
+                machine.track(key, now: now)
+                await agent.setReachability(key, reachable: true, lastHeard: nil)
+            }
+            targets[key] = target
+        }
+        return actions + machine.tick(now: now)
+    }
+
+    /// Performs what an event returned: changes of reachability, and closes; returns the
+    /// connection the caller must close.
+    private func perform(_ action: Machine.Action) async -> (any FrameConnection)? {
+        switch action {
+        case .close(_, let attempt):
+            if let connection = connections.removeValue(forKey: attempt) { return connection }
+            abandoned.insert(attempt)
+        case .reachable(let key):
+            await agent.setReachability(key, reachable: true, lastHeard: nil)
+        case .unreachable(let key, let lastHeard):
+            let date = lastHeard.map { Date().addingTimeInterval(-Self.seconds($0.duration(to: clock.now))) }
+            await agent.setReachability(key, reachable: false, lastHeard: date)
+        case .connect, .ping:
+            break
+        }
+        return nil
+    }
+
+    /// One connection to a peer: hello, then pongs until it closes or the machine closes it.
+    private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint) async {
+        let connection: any FrameConnection
+        do {
+            connection = try await connector.connect(to: endpoint, limits: FrameLimits())
+        } catch {
+            logger.debug("liveness: cannot connect", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
+            abandoned.remove(attempt)
+            // TLS refused the peer's certificate: an agent answers, but not the paired device.
+            let description = "\(error)"
+            let answered = description.contains("did not present the certificate") || description.contains("TLS handshake failed")
+            await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: answered) }
+            return
+        }
+        guard adopt(connection, attempt: attempt) else {
+            await connection.close()
+            return
+        }
+        var refused = false
+        do {
+            // The first pong, not the hello, proves the peer still pairs with this device: one
+            // that unpaired it answers hello but refuses the ping.
+            try await connection.send([PeerMessage.hello(agent.hello).frame, PeerMessage.ping(sequence: 0).frame])
+            guard let first = try await connection.receive(), case .hello = try PeerMessage(frame: first) else {
+                throw LivenessProbeError(reason: "the peer did not answer hello")
+            }
+            guard let second = try await connection.receive(), second.kind == .pong else {
+                refused = true
+                throw LivenessProbeError(reason: "the peer did not answer the first ping (it may have unpaired this device)")
+            }
+            await event { $0.established(key, attempt: attempt, now: $1) }
+            while let frame = try await connection.receive() {
+                guard frame.kind == .pong else { throw LivenessProbeError(reason: "unexpected \(frame.kind) frame") }
+                heard(key, attempt: attempt)
+            }
+        } catch {
+            logger.debug("liveness: connection ended", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
+        }
+        await connection.close()
+        connections.removeValue(forKey: attempt)
+        await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
+    }
+
+    private func adopt(_ connection: any FrameConnection, attempt: Int) -> Bool {
+        guard !stopped, abandoned.remove(attempt) == nil else { return false }
+        connections[attempt] = connection
+        return true
+    }
+
+    private func heard(_ key: DeviceID, attempt: Int) {
+        machine.heard(key, attempt: attempt, now: clock.now)
+    }
+
+    private func event(_ body: (inout Machine, C.Instant) -> [Machine.Action]) async {
+        let actions = body(&machine, clock.now)
+        var closing: [any FrameConnection] = []
+        for action in actions { if let connection = await perform(action) { closing.append(connection) } }
+        for connection in closing { await connection.close() }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (s, atto) = duration.components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
+
+/// Why a liveness probe failed.
+struct LivenessProbeError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+}

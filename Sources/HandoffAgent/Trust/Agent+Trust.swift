@@ -1,0 +1,279 @@
+import HandoffCore
+import HandoffDiscovery
+import HandoffTransport
+import HandoffTrust
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What an advertisement is sealed from; an unchanged input is not sealed again.
+struct SealInput: Sendable, Equatable {
+    var plaintext: [UInt8]
+    var pairingName: String?
+    var key: AdvertisingKey
+
+    func seal(timestamp: UInt64) -> [UInt8] {
+        SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, key: key, pairingName: pairingName)
+    }
+}
+
+/// A sealed advertisement the agent cannot open, and what it learnt by connecting to its sender.
+struct UnreadableService: Sendable {
+    var service: DiscoveredService
+    /// Who answered at its address, once asked.
+    var deviceID: DeviceID?
+    /// When the agent last connected to learn the key.
+    var askedAt: ContinuousClock.Instant?
+
+    var endpoint: PeerEndpoint { PeerEndpoint(host: service.addresses.first ?? service.hostTarget, port: Int(service.port)) }
+    var pairingName: String? { try? SealedAdvertisement.parse(txtRecord: service.txtRecord).pairingName }
+}
+
+/// `handoff pair --accept`: open for one pairing attempt, until it ends or times out.
+struct PairingWindow: Sendable {
+    let id: UUID
+    let link: ControlLink
+    let continuation: CheckedContinuation<Result<JSONValue, HandoffError>, Never>
+    /// Whether a device has started pairing (one attempt per window).
+    var claimed = false
+    /// Closes the pairing connection, when the window ends first.
+    var closeConnection: (@Sendable () -> Void)?
+}
+
+extension Agent {
+    /// Frame limits on pairing and key-exchange connections.
+    static let pairingLimits = FrameLimits(maxFrameBytes: 4096, maxUserInfoBytes: 0)
+
+    // MARK: Paired devices
+
+    /// Whether a device is paired with this one.
+    public func isPaired(_ id: DeviceID) -> Bool { trust.isPaired(id) }
+
+    /// Saves a changed trust store, then makes it current; on failure nothing changes.
+    private func commit(_ next: TrustStore) throws(HandoffError) {
+        if let directory = security.stateDirectory {
+            do { try next.save(directory: directory) } catch {
+                throw .handoffFailed("cannot save the paired devices in \(directory): \(error). Nothing was changed.")
+            }
+        }
+        trust = next
+        security.paired.replace(with: next.devices.map(\.deviceID))
+    }
+
+    /// This device's current advertising key (for provisioning a peer with ``trustAdd(_:name:advertisingKey:)``).
+    public var advertisingKey: AdvertisingKey { trust.ownAdvertisingKey }
+
+    /// `handoff trust list`.
+    public func trustJSON() -> JSONValue {
+        .array(trust.devices.map { device in
+            let online = directory.all.first { $0.deviceID == device.deviceID }
+            return .object([
+                "deviceID": .string(device.deviceID.description),
+                "name": .string(device.name),
+                "pairedAt": .string(device.pairedAt.formatted(.iso8601)),
+                "advertisingKeyKnown": .bool(device.advertisingKey != nil),
+                "online": .bool(online != nil),
+            ])
+        })
+    }
+
+    /// `handoff trust add`: pairs with a device by its ID, without a person confirming on both
+    /// sides (provisioning). The device must add this one too.
+    /// With `advertisingKey`, the device's advertisements can be read at once; without, the
+    /// agent learns the key by connecting to the device when it sees its advertisement.
+    public func trustAdd(_ id: DeviceID, name: String?, advertisingKey: AdvertisingKey? = nil) throws(HandoffError) -> JSONValue {
+        guard id != deviceID else { throw .handoffFailed("\(id) is this device's own ID; add the ID that the other device's `handoff status` prints") }
+        var next = trust
+        next.add(PairedDevice(deviceID: id, name: name ?? trust.device(id)?.name ?? id.shortID, advertisingKey: advertisingKey))
+        try commit(next)
+        logger.info("device trusted", metadata: ["handoff.device": "\(id.shortID)"])
+        reopenUnreadable()
+        askEveryUnreadable()
+        return .object(["deviceID": .string(id.description), "name": .string(trust.device(id)?.name ?? id.shortID)])
+    }
+
+    /// `handoff trust remove`: unpairs a device. Its open connections are closed at once, and
+    /// this device's advertising key rotates so the removed device can no longer read its
+    /// advertisements.
+    public func trustRemove(_ id: DeviceID) throws(HandoffError) -> JSONValue {
+        guard trust.isPaired(id) else { throw .handoffFailed("device \(id) is not paired with \(configuration.name); `handoff trust list` lists the paired devices") }
+        var next = trust
+        let removed = next.remove(id)
+        try commit(next)
+        let closed = security.registry.closeAll(for: id)
+        for name in directory.removeAll(deviceID: id) { unreadable.removeValue(forKey: name) }
+        seenTimestamps.removeValue(forKey: id)
+        refreshAdvertisement()
+        logger.info("device unpaired", metadata: ["handoff.device": "\(id.shortID)", "handoff.closed": "\(closed)"])
+        return .object([
+            "deviceID": .string(id.description), "name": .string(removed?.name ?? id.shortID), "closedConnections": .integer(closed),
+        ])
+    }
+
+    /// A paired device sent its advertising key (key exchange); returns this device's key.
+    func receivedAdvertisingKey(_ bytes: [UInt8], from id: DeviceID) -> AdvertisingKey? {
+        guard trust.isPaired(id), let key = try? AdvertisingKey(bytes: bytes) else { return nil }
+        if trust.device(id)?.advertisingKey != key {
+            var next = trust
+            _ = next.updateAdvertisingKey(key, for: id)
+            do { try commit(next) } catch { logger.warning("\(error.message)") }
+            reopenUnreadable()
+        }
+        return trust.ownAdvertisingKey
+    }
+
+    /// Tries the unreadable advertisements again (a key was learnt).
+    private func reopenUnreadable() {
+        for entry in unreadable.values { handle(.resolved(entry.service)) }
+    }
+
+    /// Connects to every sender of an unreadable advertisement to learn its key (trust changed).
+    private func askEveryUnreadable() {
+        for name in unreadable.keys { learnKey(ofInstance: name, force: true) }
+    }
+
+    // MARK: Learning advertising keys
+
+    /// Connects to the sender of an advertisement this agent cannot open. If it is a paired
+    /// device, the two exchange advertising keys over TLS. At most every 30 s per advertisement,
+    /// and not again for a device known to be unpaired until the paired devices change.
+    func learnKey(ofInstance name: String, force: Bool = false) {
+        guard var entry = unreadable[name] else { return }
+        let now = ContinuousClock.now
+        if !force {
+            if let asked = entry.askedAt, now - asked < .seconds(30) { return }
+            if let known = entry.deviceID, !trust.isPaired(known) { return }
+        }
+        entry.askedAt = now
+        unreadable[name] = entry
+        let endpoint = entry.endpoint
+        Task { await self.exchangeKeys(instance: name, endpoint: endpoint) }
+    }
+
+    private func exchangeKeys(instance name: String, endpoint: PeerEndpoint) async {
+        let connection: ChannelFrameConnection
+        do { connection = try await unpinned.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
+            logger.debug("cannot ask for an advertising key", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
+            return
+        }
+        let timer = Task {
+            try await Task.sleep(for: configuration.limits.fetchTimeout)
+            await connection.close()
+        }
+        defer { timer.cancel() }
+        guard let id = connection.peerIdentity?.deviceID else { return await connection.close() }
+        unreadable[name]?.deviceID = id
+        guard trust.isPaired(id) else { return await connection.close() }
+        do {
+            try await connection.send([PeerMessage.hello(hello).frame, PeerMessage.keys(advertisingKey: trust.ownAdvertisingKey.bytes).frame])
+            while let frame = try await connection.receive() {
+                switch try PeerMessage(frame: frame) {
+                case .hello: continue
+                case .keys(let key):
+                    _ = receivedAdvertisingKey(key, from: id)
+                    logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
+                case .error(_, let message):
+                    logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
+                default: break
+                }
+                break
+            }
+        } catch {
+            logger.debug("key exchange failed", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
+        }
+        await connection.close()
+    }
+
+    // MARK: Pairing
+
+    /// Where `handoff pair TARGET` connects: a device whose pairing window shows that name, else
+    /// an address `HOST:PORT`.
+    func pairingEndpoint(_ target: String) -> Result<PeerEndpoint, HandoffError> {
+        let open = unreadable.values.filter { $0.pairingName?.lowercased() == target.lowercased() }
+        if let entry = open.first { return .success(entry.endpoint) }
+        if let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port) {
+            let host = String(target[..<colon].filter { $0 != "[" && $0 != "]" })
+            if !host.isEmpty { return .success(PeerEndpoint(host: host, port: port)) }
+        }
+        let waiting = unreadable.values.compactMap(\.pairingName).sorted()
+        let hint = waiting.isEmpty ? "no device is accepting pairing now" : "devices accepting pairing now: \(waiting.joined(separator: ", "))"
+        return .failure(.connectionUnavailable(
+            "no device named \(target) is accepting pairing (\(hint)). Run `handoff pair --accept` on it first, or give its address as HOST:PORT"))
+    }
+
+    /// `handoff pair --list`: the devices accepting pairing now (`handoff pair --accept`), by name.
+    public func pairableJSON() -> JSONValue {
+        .array(unreadable.values.compactMap { entry in
+            entry.pairingName.map { name in
+                .object(["name": .string(name), "address": .string(entry.endpoint.description)])
+            }
+        }.sorted { ($0["name"]?.stringValue ?? "") < ($1["name"]?.stringValue ?? "") })
+    }
+
+    /// `handoff pair --accept`: opens this device to one pairing attempt for `security.pairingTimeout`.
+    /// The advertisement shows this agent's name meanwhile, so the other device can find it.
+    public func acceptPairing(link: ControlLink) async -> Result<JSONValue, HandoffError> {
+        guard pairingWindow == nil else {
+            return .failure(.handoffFailed("\(configuration.name) is already accepting a pairing; finish or cancel that one first"))
+        }
+        let id = UUID()
+        let timeout = configuration.security.pairingTimeout
+        logger.info("accepting pairing", metadata: ["handoff.timeout": "\(timeout)"])
+        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Result<JSONValue, HandoffError>, Never>) in
+            pairingWindow = PairingWindow(id: id, link: link, continuation: continuation)
+            refreshAdvertisement()
+        } expire: {
+            await self.closePairingWindow(id, .failure(.remoteTimedOut("no device completed pairing within \(timeout); nothing was stored")))
+        }
+    }
+
+    /// Ends the pairing window `id` with `result` (and its connection, if one is open).
+    func closePairingWindow(_ id: UUID, _ result: Result<JSONValue, HandoffError>) {
+        guard let window = pairingWindow, window.id == id else { return }
+        pairingWindow = nil
+        window.closeConnection?()
+        window.continuation.resume(returning: result)
+        refreshAdvertisement()
+    }
+
+    /// A device asks to pair: takes the open window (one attempt each). Nil when none is open.
+    func claimPairingWindow(closeConnection: @escaping @Sendable () -> Void) -> (id: UUID, link: ControlLink)? {
+        guard var window = pairingWindow, !window.claimed else { return nil }
+        window.claimed = true
+        window.closeConnection = closeConnection
+        pairingWindow = window
+        return (window.id, window.link)
+    }
+
+    /// Shows the code to the user on `link` and waits for the answer.
+    func confirmPairingCode(_ code: String, with peer: String, deviceID id: DeviceID, link: ControlLink) async -> Bool {
+        let answer = await ask(link, event: "pairCode", [
+            "code": .string(code), "peer": .string(peer), "deviceID": .string(id.description),
+        ], timeout: configuration.security.pairingTimeout)
+        return answer?["accept"]?.boolValue == true
+    }
+
+    /// Both users confirmed: stores the device and its advertising key.
+    func completePairing(with id: DeviceID, name: String, key: [UInt8]) throws(HandoffError) -> JSONValue {
+        var next = trust
+        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: try? AdvertisingKey(bytes: key)))
+        try commit(next)
+        logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
+        reopenUnreadable()
+        askEveryUnreadable()
+        return .object(["deviceID": .string(id.description), "name": .string(name)])
+    }
+
+    /// `handoff pair TARGET`: pairs with a device that accepts pairing.
+    public func pair(with target: String, link: ControlLink) async -> Result<JSONValue, HandoffError> {
+        let endpoint: PeerEndpoint
+        switch pairingEndpoint(target) {
+        case .failure(let error): return .failure(error)
+        case .success(let value): endpoint = value
+        }
+        return await PairingSession.initiate(to: endpoint, target: target, link: link, agent: self)
+    }
+}

@@ -1,0 +1,68 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+import Synchronization
+
+/// What the agent needs to take part only with paired devices: its identity (key pair,
+/// certificate, device ID), TLS made from it, the paired devices as stored, and the registry of
+/// open peer connections by device.
+public struct AgentSecurity: Sendable {
+    /// This device's key pair, certificate and device ID.
+    public let identity: DeviceIdentity
+    /// TLS 1.3 with that identity.
+    public let tls: PeerTLS
+    /// Open peer connections by device, so unpairing closes them.
+    public let registry: PeerConnectionRegistry
+    /// The paired devices and advertising keys as loaded at start.
+    public let initialTrust: TrustStore
+    /// Where the identity and the trust store live (`stateDirectory`); nil keeps them in memory.
+    public let stateDirectory: String?
+    /// The paired devices' IDs, readable from any thread (the listener checks them when a TLS
+    /// handshake completes); the agent updates it with its trust store.
+    public let paired: PairedDeviceSet
+
+    public init(identity: DeviceIdentity, trust: TrustStore, stateDirectory: String?) throws {
+        self.identity = identity
+        self.tls = try PeerTLS(identity: identity)
+        self.registry = PeerConnectionRegistry()
+        self.initialTrust = trust
+        self.stateDirectory = stateDirectory
+        self.paired = PairedDeviceSet(trust.devices.map(\.deviceID))
+    }
+
+    /// Loads the identity and the paired devices from `configuration.stateDirectory`, creating
+    /// them on first start.
+    public static func load(_ configuration: AgentConfiguration) throws -> AgentSecurity {
+        let directory = configuration.stateDirectory
+        let identity = try DeviceIdentity.loadOrCreate(directory: directory, commonName: configuration.name)
+        let trust = try TrustStore.load(directory: directory)
+        return try AgentSecurity(identity: identity, trust: trust, stateDirectory: directory)
+    }
+
+    /// TLS for outgoing peer connections.
+    public var clientTLS: PeerClientTLS { PeerClientTLS(tls: tls, registry: registry) }
+
+    /// The peer listener's protection, from the configuration's `security.*` keys.
+    public func listenerSecurity(_ configuration: AgentConfiguration) -> ListenerSecurity {
+        let limits = configuration.security
+        return ListenerSecurity(
+            tls: tls, handshakeDeadline: limits.handshakeTimeout, maxFrameBytesBeforeAuthentication: 4096,
+            admission: .init(maxUnauthenticated: limits.maxUnauthenticatedConnections,
+                             maxUnauthenticatedPerAddress: limits.maxUnauthenticatedPerAddress,
+                             ratePerSecond: Double(limits.connectionsPerSecondPerAddress),
+                             burst: 2 * limits.connectionsPerSecondPerAddress),
+            registry: registry, isPaired: { [paired] in paired.contains($0) })
+    }
+}
+
+/// A set of device IDs shared between the agent and its listener's event loops.
+public final class PairedDeviceSet: Sendable {
+    private let ids: Mutex<Set<DeviceID>>
+
+    init(_ ids: [DeviceID]) { self.ids = Mutex(Set(ids)) }
+
+    /// Whether the device is paired.
+    public func contains(_ id: DeviceID) -> Bool { ids.withLock { $0.contains(id) } }
+
+    func replace(with new: [DeviceID]) { ids.withLock { $0 = Set(new) } }
+}

@@ -1,0 +1,78 @@
+import HandoffCore
+import HandoffTrust
+import NIOCore
+import Synchronization
+
+/// How the peer listener protects itself before a connection is authenticated (the pre-auth
+/// resource exhaustion of KDE Connect's CVE-2020-26164 is the attack): TLS, a handshake deadline,
+/// caps and rates per address, and a small maximum frame.
+public struct ListenerSecurity: Sendable {
+    /// TLS with this device's identity.
+    public var tls: PeerTLS
+    /// A connection must be authenticated (TLS handshake, then a paired peer's hello, or an
+    /// accepted pairing request) within this time, else it is closed.
+    public var handshakeDeadline: Duration
+    /// The largest frame payload before authentication.
+    public var maxFrameBytesBeforeAuthentication: Int
+    /// Caps and rates for connections not yet authenticated.
+    public var admission: ConnectionAdmission<ContinuousClock.Instant>.Limits
+    /// Open connections by device, so that unpairing can close them.
+    public var registry: PeerConnectionRegistry
+    /// Whether a device (proven by its certificate in the TLS handshake) is paired: its
+    /// connection is authenticated as soon as the handshake completes, before any frame is read.
+    public var isPaired: @Sendable (DeviceID) -> Bool
+
+    public init(tls: PeerTLS, handshakeDeadline: Duration = .seconds(1), maxFrameBytesBeforeAuthentication: Int = 4096,
+                admission: ConnectionAdmission<ContinuousClock.Instant>.Limits = .init(), registry: PeerConnectionRegistry,
+                isPaired: @escaping @Sendable (DeviceID) -> Bool) {
+        self.isPaired = isPaired
+        self.tls = tls
+        self.handshakeDeadline = handshakeDeadline
+        self.maxFrameBytesBeforeAuthentication = maxFrameBytesBeforeAuthentication
+        self.admission = admission
+        self.registry = registry
+    }
+}
+
+/// The listener's admission state, shared by its connections.
+final class AdmissionControl: Sendable {
+    private let state: Mutex<ConnectionAdmission<ContinuousClock.Instant>>
+    private let refusals = Atomic<Int>(0)
+
+    init(limits: ConnectionAdmission<ContinuousClock.Instant>.Limits) {
+        state = Mutex(ConnectionAdmission(limits: limits))
+    }
+
+    func admit(_ address: String) -> ConnectionAdmission<ContinuousClock.Instant>.Decision {
+        let decision = state.withLock { $0.admit(address: address, now: .now) }
+        if case .refuse = decision { refusals.add(1, ordering: .relaxed) }
+        return decision
+    }
+
+    func authenticated(_ address: String) { state.withLock { $0.authenticated(address: address) } }
+    func closed(_ address: String, wasAuthenticated: Bool) { state.withLock { $0.closed(address: address, wasAuthenticated: wasAuthenticated) } }
+
+    /// Connections refused so far.
+    var refusedCount: Int { refusals.load(ordering: .relaxed) }
+}
+
+/// One connection's authentication: until ``authenticate()``, its frames are small and its
+/// handshake deadline runs.
+public final class AuthenticationGate: Sendable {
+    let maxFrameBytesBeforeAuthentication: Int
+    private let authenticated = Atomic<Bool>(false)
+    private let onAuthenticate: @Sendable () -> Void
+
+    init(maxFrameBytesBeforeAuthentication: Int, onAuthenticate: @escaping @Sendable () -> Void) {
+        self.maxFrameBytesBeforeAuthentication = maxFrameBytesBeforeAuthentication
+        self.onAuthenticate = onAuthenticate
+    }
+
+    var isAuthenticated: Bool { authenticated.load(ordering: .acquiring) }
+
+    /// The peer proved who it is and may use the connection: full frame sizes, no deadline.
+    public func authenticate() {
+        guard authenticated.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        onAuthenticate()
+    }
+}

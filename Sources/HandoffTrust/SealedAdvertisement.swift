@@ -1,0 +1,318 @@
+import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A DNS-SD TXT record whose content only paired devices can read.
+///
+/// The advertised content (for example an `ActivityAdvertisement`'s record) is sealed with
+/// ChaCha20-Poly1305 under the advertiser's ``AdvertisingKey`` (a random 12-byte nonce, associated
+/// data `handoff-ad-v2`), after an 8-byte big-endian timestamp. The sealed box (nonce, ciphertext,
+/// tag) is base64 encoded and split over TXT strings:
+///
+/// ```
+/// v=2  s0=<base64…>  s1=<base64…>  …  [pair=<name>]
+/// ```
+///
+/// `pair` is present only while the device is waiting to be paired, so that the person can pick
+/// it in a list. An observer without the key learns nothing else: not the device, not its
+/// activity, not even whether two records come from the same device.
+public enum SealedAdvertisement {
+    /// The value of `v` in a sealed record.
+    public static let protocolVersion = 2
+
+    /// The largest record ``txtRecord(sealing:timestamp:key:pairingName:)`` produces, in bytes:
+    /// the same bound as `ActivityAdvertisement.maximumRecordSize`.
+    public static let maximumRecordSize = 1300
+
+    /// The largest plaintext ``txtRecord(sealing:timestamp:key:pairingName:)`` accepts: 720 bytes.
+    ///
+    /// With it the sealed box is 756 bytes, 1008 base64 characters, which fill exactly four TXT
+    /// strings (`s0`…`s3`, 256 bytes each); with `v=2` (4 bytes) and the longest `pair` string
+    /// (256 bytes) the record is 1284 bytes, within ``maximumRecordSize``.
+    public static let maximumPlaintextBytes = 720
+
+    /// The associated data of every sealed box.
+    static let associatedData: [UInt8] = Array("handoff-ad-v2".utf8)
+    /// Nonce (12) + tag (16) + timestamp (8): the smallest sealed box.
+    static let minimumSealedBytes = 12 + 16 + 8
+    /// The most `sN` strings a record may have.
+    static let maximumSealedStrings = 16
+
+    /// The TXT rdata advertising `plaintext`, sealed under `key`.
+    ///
+    /// - Parameters:
+    ///   - plaintext: what paired devices will read; at most ``maximumPlaintextBytes`` bytes.
+    ///   - timestamp: sealed with the plaintext (for example seconds since 1970), so a receiver can
+    ///     ignore a replayed older record.
+    ///   - key: this device's own advertising key.
+    ///   - pairingName: the name to show to devices looking for one to pair with, only while
+    ///     pairing; truncated on a character boundary to fit one TXT string.
+    /// - Precondition: `plaintext.count <= maximumPlaintextBytes`; the caller keeps its content
+    ///   under the limit (for example by shortening a title).
+    public static func txtRecord(sealing plaintext: [UInt8], timestamp: UInt64, key: AdvertisingKey, pairingName: String? = nil) -> [UInt8] {
+        precondition(
+            plaintext.count <= maximumPlaintextBytes,
+            "a sealed advertisement holds at most \(maximumPlaintextBytes) bytes, not \(plaintext.count): shorten what is advertised"
+        )
+        var message: [UInt8] = []
+        message.reserveCapacity(8 + plaintext.count)
+        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: timestamp >> UInt64(shift))) }
+        message.append(contentsOf: plaintext)
+
+        let sealed: [UInt8]
+        do {
+            let box = try ChaChaPoly.seal(message, using: SymmetricKey(data: key.bytes), nonce: ChaChaPoly.Nonce(), authenticating: associatedData)
+            sealed = Array(box.combined)
+        } catch {
+            // Only a malformed key or nonce makes sealing fail; both are made right above.
+            preconditionFailure("ChaChaPoly.seal failed: \(error)")
+        }
+
+        var strings: [[UInt8]] = [Array("v=\(protocolVersion)".utf8)]
+        var text = Base64.encode(sealed)[...]
+        var index = 0
+        while !text.isEmpty {
+            let prefix = Array("s\(index)=".utf8)
+            let take = min(text.count, 255 - prefix.count)
+            strings.append(prefix + text.prefix(take))
+            text = text.dropFirst(take)
+            index += 1
+        }
+        if let pairingName {
+            let prefix = "pair="
+            strings.append(Array((prefix + truncate(pairingName, toUTF8Bytes: 255 - prefix.utf8.count)).utf8))
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(strings.reduce(0) { $0 + 1 + $1.count })
+        for string in strings {
+            out.append(UInt8(string.count))
+            out.append(contentsOf: string)
+        }
+        return out
+    }
+
+    /// What anyone can read from a sealed record: the version, the sealed bytes, and the pairing
+    /// name when the device is waiting to be paired.
+    public struct Public: Sendable, Hashable {
+        /// The protocol version (`v`): always ``SealedAdvertisement/protocolVersion`` once parsed.
+        public var version: Int
+        /// The sealed box: nonce, ciphertext and tag.
+        public var sealed: [UInt8]
+        /// The name the device shows to devices looking for one to pair with, while pairing.
+        public var pairingName: String?
+
+        /// Creates the public part of a record.
+        public init(version: Int, sealed: [UInt8], pairingName: String?) {
+            self.version = version
+            self.sealed = sealed
+            self.pairingName = pairingName
+        }
+    }
+
+    /// A record opened with a paired device's key.
+    public struct Opened: Sendable, Hashable {
+        /// The paired device whose key opened the record.
+        public var deviceID: DeviceID
+        /// The timestamp sealed with the content.
+        public var timestamp: UInt64
+        /// The content.
+        public var plaintext: [UInt8]
+
+        /// Creates an opened record.
+        public init(deviceID: DeviceID, timestamp: UInt64, plaintext: [UInt8]) {
+            self.deviceID = deviceID
+            self.timestamp = timestamp
+            self.plaintext = plaintext
+        }
+    }
+
+    /// Reads the public part of TXT rdata, strictly; never traps, whatever the bytes.
+    ///
+    /// Keys are case-insensitive and a key's first occurrence wins (RFC 6763); strings without
+    /// `=`, with an empty key, or with unknown keys are ignored. `v` must be the integer
+    /// ``protocolVersion``; the `sN` strings must run from `s0` without gaps, with N below 16;
+    /// their concatenation must be standard base64 of 36...1300 bytes; `pair` must be UTF-8.
+    ///
+    /// - Throws: ``SealedAdvertisementError`` saying what is wrong.
+    public static func parse(txtRecord: [UInt8]) throws(SealedAdvertisementError) -> Public {
+        var version: [UInt8]?
+        var pairing: [UInt8]?
+        var parts = [[UInt8]?](repeating: nil, count: maximumSealedStrings)
+        var i = 0
+        while i < txtRecord.count {
+            let length = Int(txtRecord[i])
+            i += 1
+            guard length <= txtRecord.count - i else { throw .malformed("a TXT string runs past the end of the record") }
+            let string = txtRecord[i..<(i + length)]
+            i += length
+            guard let eq = string.firstIndex(of: UInt8(ascii: "=")), eq > string.startIndex else { continue }
+            let key = string[string.startIndex..<eq].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+            let value = Array(string[(eq + 1)...])
+            if key == Array("v".utf8) {
+                if version == nil { version = value }
+            } else if key == Array("pair".utf8) {
+                if pairing == nil { pairing = value }
+            } else if key.count >= 2, key[0] == UInt8(ascii: "s"), key.dropFirst().allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+                let digits = key.dropFirst()
+                guard digits.count <= 2, let n = Int(String(decoding: digits, as: UTF8.self)), n < maximumSealedStrings else {
+                    throw .malformed("s\(String(decoding: digits.prefix(12), as: UTF8.self)) is beyond s\(maximumSealedStrings - 1)")
+                }
+                guard digits.count == 1 || digits.first != UInt8(ascii: "0") else {
+                    throw .malformed("s\(String(decoding: digits, as: UTF8.self)) has a leading zero")
+                }
+                if parts[n] == nil { parts[n] = value }
+            }
+        }
+
+        guard let version else { throw .notSealed }
+        guard !version.isEmpty, version.count <= 9, version.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+            let number = Int(String(decoding: version, as: UTF8.self))
+        else {
+            throw .malformed("v is \"\(String(decoding: version.prefix(20), as: UTF8.self))\", not a version number")
+        }
+        guard number == protocolVersion else { throw .unsupportedVersion(number) }
+
+        var text: [UInt8] = []
+        let count = parts.prefix { $0 != nil }.count
+        guard count > 0 else { throw .malformed("the sealed content (s0) is missing") }
+        if let gap = parts[count...].firstIndex(where: { $0 != nil }) {
+            throw .malformed("s\(gap) is present but s\(count) is missing")
+        }
+        for part in parts.prefix(count) { text.append(contentsOf: part ?? []) }
+        guard let sealed = Base64.decode(text) else { throw .malformed("the sealed content (s0…s\(count - 1)) is not base64") }
+        guard sealed.count >= minimumSealedBytes else {
+            throw .malformed("the sealed content is \(sealed.count) bytes; it is at least \(minimumSealedBytes)")
+        }
+        guard sealed.count <= maximumRecordSize else {
+            throw .malformed("the sealed content is \(sealed.count) bytes; it is at most \(maximumRecordSize)")
+        }
+
+        var pairingName: String?
+        if let pairing {
+            guard let name = String(validating: pairing, as: UTF8.self) else { throw .malformed("pair is not UTF-8") }
+            pairingName = name
+        }
+        return Public(version: number, sealed: sealed, pairingName: pairingName)
+    }
+
+    /// Opens a record with each paired device's advertising key in turn; returns the first that
+    /// authenticates, or nil when none does (the record is from an unpaired device, or was
+    /// tampered with).
+    public static func open(_ advertisement: Public, keys: [(DeviceID, AdvertisingKey)]) -> Opened? {
+        guard advertisement.version == protocolVersion,
+            advertisement.sealed.count >= minimumSealedBytes,
+            let box = try? ChaChaPoly.SealedBox(combined: advertisement.sealed)
+        else { return nil }
+        for (id, key) in keys {
+            guard let message = try? ChaChaPoly.open(box, using: SymmetricKey(data: key.bytes), authenticating: associatedData),
+                message.count >= 8
+            else { continue }
+            let bytes = Array(message)
+            let timestamp = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return Opened(deviceID: id, timestamp: timestamp, plaintext: Array(bytes.dropFirst(8)))
+        }
+        return nil
+    }
+
+    /// The longest prefix of whole characters within `limit` UTF-8 bytes.
+    static func truncate(_ text: String, toUTF8Bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        var size = 0
+        for character in text {
+            let n = character.utf8.count
+            guard size + n <= limit else { break }
+            result.append(character)
+            size += n
+        }
+        return result
+    }
+}
+
+/// A TXT record that is not a sealed handoff advertisement this agent can read.
+public enum SealedAdvertisementError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The record has no `v`: it is not a handoff agent's.
+    case notSealed
+    /// The record is of a protocol version this agent does not speak.
+    case unsupportedVersion(Int)
+    /// The record is broken in the way described.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .notSealed:
+            "not a handoff advertisement: it has no protocol version (v)"
+        case .unsupportedVersion(let v):
+            "the advertisement is protocol version \(v); this agent speaks version \(SealedAdvertisement.protocolVersion): update handoff on the older device"
+        case .malformed(let why):
+            "malformed sealed advertisement: \(why)"
+        }
+    }
+}
+
+/// Standard base64 (RFC 4648 section 4) with padding, strict: no line breaks or other characters,
+/// padding only at the end, unused bits zero.
+enum Base64 {
+    static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i < bytes.count {
+            let b0 = Int(bytes[i])
+            let b1 = i + 1 < bytes.count ? Int(bytes[i + 1]) : 0
+            let b2 = i + 2 < bytes.count ? Int(bytes[i + 2]) : 0
+            let n = b0 << 16 | b1 << 8 | b2
+            out.append(alphabet[n >> 18 & 63])
+            out.append(alphabet[n >> 12 & 63])
+            out.append(i + 1 < bytes.count ? alphabet[n >> 6 & 63] : UInt8(ascii: "="))
+            out.append(i + 2 < bytes.count ? alphabet[n & 63] : UInt8(ascii: "="))
+            i += 3
+        }
+        return out
+    }
+
+    static func decode(_ text: [UInt8]) -> [UInt8]? {
+        guard text.count % 4 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count / 4 * 3)
+        var i = 0
+        while i < text.count {
+            let last = i + 4 == text.count
+            var values = [Int](repeating: 0, count: 4)
+            var padding = 0
+            for j in 0..<4 {
+                let c = text[i + j]
+                if c == UInt8(ascii: "=") {
+                    guard last, j >= 2 else { return nil }
+                    padding += 1
+                    continue
+                }
+                guard padding == 0, let v = value(c) else { return nil }
+                values[j] = v
+            }
+            let n = values[0] << 18 | values[1] << 12 | values[2] << 6 | values[3]
+            out.append(UInt8(n >> 16 & 0xFF))
+            if padding < 2 { out.append(UInt8(n >> 8 & 0xFF)) } else if n & 0xFFFF != 0 { return nil }
+            if padding < 1 { out.append(UInt8(n & 0xFF)) } else if n & 0xFF != 0 { return nil }
+            i += 4
+        }
+        return out
+    }
+
+    private static func value(_ c: UInt8) -> Int? {
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): Int(c) - 65
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): Int(c) - 97 + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): Int(c) - 48 + 52
+        case UInt8(ascii: "+"): 62
+        case UInt8(ascii: "/"): 63
+        default: nil
+        }
+    }
+}

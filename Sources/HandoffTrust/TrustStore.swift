@@ -1,0 +1,331 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A device this one is paired with.
+public struct PairedDevice: Sendable, Hashable {
+    /// Who the device is.
+    public var deviceID: DeviceID
+    /// The name the person gave it (or the name it announced when pairing).
+    public var name: String
+    /// The key it seals its advertisements with; nil until it has told us.
+    public var advertisingKey: AdvertisingKey?
+    /// When it was paired, to the second (as stored).
+    public var pairedAt: Date
+
+    /// Creates a paired device; `pairedAt` is rounded down to the second, as it is stored.
+    public init(deviceID: DeviceID, name: String, advertisingKey: AdvertisingKey? = nil, pairedAt: Date = Date()) {
+        self.deviceID = deviceID
+        self.name = name
+        self.advertisingKey = advertisingKey
+        self.pairedAt = Date(timeIntervalSince1970: pairedAt.timeIntervalSince1970.rounded(.down))
+    }
+}
+
+/// The devices this one is paired with, and the key it seals its own advertisements with.
+///
+/// A value: change it with ``add(_:)``, ``remove(_:)`` and ``updateAdvertisingKey(_:for:)``, then
+/// ``save(directory:)``. Stored as `trust.json` (mode 0600) in the agent's state directory:
+///
+/// ```json
+/// {"version": 1, "advertisingKey": "<base64>",
+///  "devices": [{"deviceID": "P56IOI7-…", "name": "laptop", "advertisingKey": "<base64>",
+///               "pairedAt": "2025-05-01T12:00:00Z"}]}
+/// ```
+public struct TrustStore: Sendable, Hashable {
+    /// The file name of the store in its directory.
+    public static let fileName = "trust.json"
+    /// The version of the file format this build reads and writes.
+    public static let formatVersion = 1
+
+    /// The key this device seals its advertisements with; paired devices hold a copy.
+    public var ownAdvertisingKey: AdvertisingKey
+    /// The paired devices, sorted by name, then by ID.
+    public private(set) var devices: [PairedDevice]
+
+    /// A store with no paired devices.
+    public init(ownAdvertisingKey: AdvertisingKey = .random(), devices: [PairedDevice] = []) {
+        self.ownAdvertisingKey = ownAdvertisingKey
+        self.devices = []
+        for device in devices { add(device) }
+    }
+
+    /// The paired device with this ID, if any.
+    public func device(_ id: DeviceID) -> PairedDevice? {
+        devices.first { $0.deviceID == id }
+    }
+
+    /// Whether the device with this ID is paired.
+    public func isPaired(_ id: DeviceID) -> Bool {
+        device(id) != nil
+    }
+
+    /// Adds a paired device, or replaces the entry with the same ID. A replacement without an
+    /// advertising key keeps the key already known.
+    public mutating func add(_ device: PairedDevice) {
+        var device = device
+        if let index = devices.firstIndex(where: { $0.deviceID == device.deviceID }) {
+            if device.advertisingKey == nil { device.advertisingKey = devices[index].advertisingKey }
+            devices.remove(at: index)
+        }
+        let index = devices.firstIndex { Self.precedes(device, $0) } ?? devices.endIndex
+        devices.insert(device, at: index)
+    }
+
+    /// Unpairs a device and rotates ``ownAdvertisingKey`` to a fresh random key, so the device
+    /// can no longer read this one's advertisements. Returns the removed entry (nil, and no
+    /// rotation, when the device was not paired).
+    @discardableResult
+    public mutating func remove(_ id: DeviceID) -> PairedDevice? {
+        guard let index = devices.firstIndex(where: { $0.deviceID == id }) else { return nil }
+        ownAdvertisingKey = .random()
+        return devices.remove(at: index)
+    }
+
+    /// Records the advertising key a paired device now uses. Returns whether anything changed:
+    /// false when the device is not paired or the key is the one already known.
+    @discardableResult
+    public mutating func updateAdvertisingKey(_ key: AdvertisingKey, for id: DeviceID) -> Bool {
+        guard let index = devices.firstIndex(where: { $0.deviceID == id }),
+            devices[index].advertisingKey != key
+        else { return false }
+        devices[index].advertisingKey = key
+        return true
+    }
+
+    private static func precedes(_ a: PairedDevice, _ b: PairedDevice) -> Bool {
+        a.name != b.name ? a.name < b.name : a.deviceID < b.deviceID
+    }
+
+    // MARK: Persistence
+
+    /// Reads `trust.json` in `directory`. When the file does not exist, makes a new store with a
+    /// random advertising key and saves it at once (creating `directory`, mode 0700, if needed).
+    ///
+    /// - Throws: ``TrustStoreError`` naming the file and saying how to recover when it cannot be
+    ///   read or is corrupt. No entry is ever dropped silently.
+    public static func load(directory: String) throws(TrustStoreError) -> TrustStore {
+        let path = PrivateFiles.join(directory, fileName)
+        guard let bytes = try PrivateFiles.contents(path) else {
+            let store = TrustStore()
+            try store.save(directory: directory)
+            return store
+        }
+        return try decode(bytes, path: path)
+    }
+
+    /// Writes `trust.json` in `directory` atomically: a new file of mode 0600, synced to disk,
+    /// then renamed over the old one. Creates `directory` (mode 0700) if needed.
+    ///
+    /// - Throws: ``TrustStoreError`` naming the file when it cannot be written.
+    public func save(directory: String) throws(TrustStoreError) {
+        try PrivateFiles.createDirectory(directory)
+        try PrivateFiles.writeAtomically(encoded(), to: PrivateFiles.join(directory, Self.fileName))
+    }
+
+    private struct File: Codable {
+        var version: Int
+        var advertisingKey: String
+        var devices: [Entry]
+    }
+
+    private struct Entry: Codable {
+        var deviceID: String
+        var name: String
+        var advertisingKey: String?
+        var pairedAt: String
+    }
+
+    /// The JSON form, pretty-printed with sorted keys.
+    func encoded() -> [UInt8] {
+        let file = File(
+            version: Self.formatVersion,
+            advertisingKey: ownAdvertisingKey.base64,
+            devices: devices.map {
+                Entry(
+                    deviceID: $0.deviceID.description,
+                    name: $0.name,
+                    advertisingKey: $0.advertisingKey?.base64,
+                    pairedAt: $0.pairedAt.formatted(.iso8601)
+                )
+            }
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain strings and integers cannot fail.
+        return ((try? encoder.encode(file)).map(Array.init) ?? []) + [UInt8(ascii: "\n")]
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws(TrustStoreError) -> TrustStore {
+        let recover = "remove it (or restore a backup) and pair your devices again"
+        func corrupt(_ why: String) -> TrustStoreError {
+            TrustStoreError("trust store \(path) is corrupt (\(why)): \(recover)")
+        }
+        // Read the version first, so a newer file is reported as such rather than as corrupt.
+        struct Versioned: Decodable { var version: Int }
+        guard let versioned = try? JSONDecoder().decode(Versioned.self, from: Data(bytes)) else {
+            throw corrupt("not JSON with a \"version\" number")
+        }
+        guard versioned.version == formatVersion else {
+            throw TrustStoreError(
+                "trust store \(path) has format version \(versioned.version), but this handoff reads version \(formatVersion): use the handoff that wrote it, or remove the file and pair your devices again"
+            )
+        }
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: Data(bytes))
+        } catch {
+            throw corrupt(describe(error))
+        }
+        let ownKey: AdvertisingKey
+        do {
+            ownKey = try AdvertisingKey(base64: file.advertisingKey)
+        } catch {
+            throw corrupt("advertisingKey: \(error.message)")
+        }
+        var store = TrustStore(ownAdvertisingKey: ownKey)
+        for (index, entry) in file.devices.enumerated() {
+            let what = "device \(index + 1) (\"\(entry.name)\")"
+            let id: DeviceID
+            do {
+                id = try DeviceID(parsing: entry.deviceID)
+            } catch {
+                throw corrupt("\(what): \(error)")
+            }
+            var key: AdvertisingKey?
+            if let text = entry.advertisingKey {
+                do {
+                    key = try AdvertisingKey(base64: text)
+                } catch {
+                    throw corrupt("\(what): \(error.message)")
+                }
+            }
+            guard let pairedAt = try? Date(entry.pairedAt, strategy: .iso8601) else {
+                throw corrupt("\(what): pairedAt \"\(entry.pairedAt)\" is not an ISO 8601 date")
+            }
+            guard !store.isPaired(id) else { throw corrupt("\(what): device \(id) is listed twice") }
+            store.add(PairedDevice(deviceID: id, name: entry.name, advertisingKey: key, pairedAt: pairedAt))
+        }
+        return store
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        let parts: [String] = keys.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }
+        let joined = parts.joined()
+        return joined.hasPrefix(".") ? String(joined.dropFirst()) : joined
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Files only this user may read: directories of mode 0700, files of mode 0600 replaced
+/// atomically (a new file created exclusively, synced, then renamed).
+enum PrivateFiles {
+    /// `directory/name`.
+    static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// Creates `path` and its missing parents with mode 0700; an existing directory is left as it is.
+    static func createDirectory(_ path: String) throws(TrustStoreError) {
+        guard !path.isEmpty else { throw TrustStoreError("the state directory path is empty: give a directory") }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+            if mkdir(prefix, 0o700) == 0 {
+                _ = chmod(prefix, 0o700)  // in case the umask took bits away
+                continue
+            }
+            let code = errno
+            var info = stat()
+            guard code == EEXIST, stat(prefix, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw TrustStoreError("cannot create the directory \(prefix) (\(describe(code == EEXIST ? ENOTDIR : code))): check its parent exists and is writable, or choose another state directory")
+            }
+        }
+    }
+
+    /// The contents of `path`, or nil when it does not exist.
+    static func contents(_ path: String) throws(TrustStoreError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw TrustStoreError("cannot read \(path) (\(describe(code))): check its owner and permissions")
+        }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return result }
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw TrustStoreError("cannot read \(path) (\(describe(code))): check the disk")
+            }
+            result.append(contentsOf: buffer[0..<n])
+            if result.count > 16 << 20 {
+                throw TrustStoreError("\(path) is larger than 16 MiB, so it is not a handoff file: move it away")
+            }
+        }
+    }
+
+    /// Replaces `path` atomically with a new file of mode 0600 holding `bytes`.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(TrustStoreError) {
+        var generator = SystemRandomNumberGenerator()
+        let temporary = path + ".tmp-" + String(generator.next() as UInt64, radix: 36)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw TrustStoreError("cannot create \(temporary) (\(describe(errno))): check the directory is writable")
+        }
+        var failure: Int32?
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                break
+            }
+            offset += n
+        }
+        if failure == nil, fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0, failure == nil { failure = errno }
+        if failure == nil, rename(temporary, path) != 0 { failure = errno }
+        if let failure {
+            _ = unlink(temporary)
+            throw TrustStoreError("cannot write \(path) (\(describe(failure))): check the disk has space and the directory is writable")
+        }
+        // Make the rename itself durable.
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
+        let dfd = open(directory, O_RDONLY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import HandoffCore
+import HandoffTransport
+
+import Foundation
+
+struct Pair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Pair this device with another, so that each sees and continues the other's activities.",
+        discussion: """
+            Run `handoff pair --accept` on one device, then `handoff pair NAME` on the other (NAME as the accepting \
+            device's agent is named, or its HOST:PORT). Both print the same six-digit code: check that they match and \
+            answer y on both. Nothing is stored unless both confirm. Provisioning without a person: `handoff trust add`.
+            """)
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(name: .long, help: "Wait for another device to pair with this one (for security.pairingTimeout, default 120 s).")
+    var accept = false
+
+    @Flag(name: .long, help: "List the devices accepting pairing now, and stop.")
+    var list = false
+
+    @Argument(help: ArgumentHelp("The device to pair with: its name (shown while it accepts) or HOST:PORT.", valueName: "peer"))
+    var peer: String?
+
+    func validate() throws {
+        if list { return }
+        if accept, peer != nil { throw ValidationError("give either --accept or a peer, not both") }
+        if !accept, peer == nil { throw ValidationError("give the device to pair with (its name or HOST:PORT), or --accept on the other device") }
+    }
+
+    func run() async throws {
+        if list {
+            let devices = try await options.call("pairable")
+            if options.json { print(devices.prettySerialized); return }
+            let rows = devices.arrayValue ?? []
+            if rows.isEmpty { print("no device is accepting pairing (run `handoff pair --accept` on it)") }
+            for row in rows { print("\(row["name"]?.stringValue ?? "?")  \(row["address"]?.stringValue ?? "?")") }
+            return
+        }
+        var arguments: [String: JSONValue] = [:]
+        if accept {
+            arguments["accept"] = .bool(true)
+            if !options.json { print("waiting for another device to pair (run `handoff pair NAME` there)...") }
+        } else {
+            arguments["peer"] = .string(peer!)
+        }
+        let json = options.json
+        let result = await options.client.converse("pair", arguments) { event in
+            guard event["event"]?.stringValue == "pairCode" else { return nil }
+            let code = event["code"]?.stringValue ?? "?"
+            let name = event["peer"]?.stringValue ?? "?"
+            let device = event["deviceID"]?.stringValue ?? "?"
+            if json {
+                print(JSONValue.object(["event": .string("pairCode"), "code": .string(code), "peer": .string(name), "deviceID": .string(device)]).serialized)
+            } else {
+                print("pairing with \(name), device \(device)")
+                print("code: \(code)")
+                print("Does \(name) show the same code? [y/N] ", terminator: "")
+            }
+            fflush(nil)
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            if !json, isatty(0) == 0 { print(answer) }  // echo what was piped in, as a terminal would
+            return .object(["accept": .bool(answer == "y" || answer == "yes")])
+        }
+        switch result {
+        case .success(let value):
+            if json { print(value.serialized) } else {
+                print("paired with \(value["name"]?.stringValue ?? "?") (\(value["deviceID"]?.stringValue ?? "?"))")
+            }
+        case .failure(let error):
+            options.report(error)
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct Trust: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, add or remove paired devices by device ID (for provisioning without a person).",
+        subcommands: [TrustList.self, TrustAdd.self, TrustRemove.self])
+}
+
+struct TrustList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the paired devices.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let devices = try await options.call("trustList")
+        if options.json { print(devices.prettySerialized); return }
+        let rows = devices.arrayValue ?? []
+        if rows.isEmpty { print("no paired devices (pair with `handoff pair`, or `handoff trust add DEVICE_ID`)") }
+        for device in rows {
+            let online = device["online"]?.boolValue == true ? "online" : "not seen"
+            print("\(device["deviceID"]?.stringValue ?? "?")  \(device["name"]?.stringValue ?? "?")  \(online)")
+        }
+    }
+}
+
+struct TrustAdd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Pair with a device by its ID, as its `handoff status` prints it. The other device must add this one too.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: ArgumentHelp("The device ID (8 groups of 7 characters).", valueName: "device-id")) var deviceID: String
+    @Option(name: .long, help: "A name for the device until it is seen.") var name: String?
+
+    func run() async throws {
+        var arguments: [String: JSONValue] = ["deviceID": .string(deviceID)]
+        if let name { arguments["name"] = .string(name) }
+        let added = try await options.call("trustAdd", arguments)
+        if options.json { print(added.serialized) } else { print("trusted \(added["deviceID"]?.stringValue ?? deviceID)") }
+    }
+}
+
+struct TrustRemove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Unpair a device: its connections close at once and this device's advertising key changes.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: ArgumentHelp("The device ID, as `handoff trust list` prints it.", valueName: "device-id")) var deviceID: String
+
+    func run() async throws {
+        let removed = try await options.call("trustRemove", ["deviceID": .string(deviceID)])
+        if options.json { print(removed.serialized) } else {
+            print("removed \(removed["name"]?.stringValue ?? "?") (\(removed["deviceID"]?.stringValue ?? deviceID)); closed \(removed["closedConnections"]?.int64Value ?? 0) connection(s)")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import XCTest
+
+/// Liveness on two simulated hosts, paired: h2 notices within 3 s that h1's agent crashed or that
+/// h1 was cut off the LAN (DNS-SD would keep h1 listed for up to 75 minutes), and h1 is back
+/// within 2 s of its return.
+final class LivenessOnHostsTests: XCTestCase {
+    nonisolated(unsafe) static var lab: LabDriver!
+    nonisolated(unsafe) static var setUpError: (any Error)?
+
+    var lab: LabDriver { Self.lab }
+
+    override class func setUp() {
+        super.setUp()
+        do {
+            lab = try LabDriver(hosts: 2)
+            try lab.up()
+            for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
+            try lab.pair("h1", "h2")
+        } catch {
+            setUpError = error
+        }
+    }
+
+    override class func tearDown() {
+        lab?.down()
+        super.tearDown()
+    }
+
+    override func setUpWithError() throws {
+        if let error = Self.setUpError { throw error }
+    }
+
+    /// h1 as `handoff peers --json` on h2 shows it: nil when h2 does not list it.
+    func h1(on host: String = "h2") throws -> [String: Any]? {
+        let result = try lab.handoff(host, "peers", "--json")
+        let peers = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        return peers?.first { $0["name"] as? String == "h1" }
+    }
+
+    func h1Reachable() throws -> Bool { try h1()?["reachable"] as? Bool == true }
+
+    /// h2 no longer offers anything from h1: h1 is unreachable, or gone from DNS-SD altogether.
+    func h1Silent() throws -> Bool {
+        let peer = try h1()
+        guard peer == nil || peer?["reachable"] as? Bool == false else { return false }
+        let offered = try lab.offered(on: "h2")
+        return !offered.contains { $0["peer"] as? String == "h1" }
+    }
+
+    func publishOnH1(_ title: String) throws -> String {
+        let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", title)
+        try lab.waitUntilListed(id, on: "h2")
+        return id
+    }
+
+    /// Continuing an activity of a silent peer fails at once with 4609, saying why.
+    func assertContinueFailsFast(_ id: String) throws {
+        let start = Date()
+        let (status, response) = try lab.continueActivity(id, on: "h2")
+        let elapsed = Date().timeIntervalSince(start)
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(response.errorCode, 4609, "\(response)")
+        XCTAssertLessThan(elapsed, 1.0, "well under limits.connectTimeout (2 s): \(response)")
+        print("liveness: continue of a silent peer's activity failed in \(String(format: "%.3f", elapsed)) s: \(response)")
+    }
+
+    func testKilledAgentIsUnreachableWithin3sAndBackWithin2s() throws {
+        try lab.waitUntil("h1 reachable on h2", timeout: 10) { try h1Reachable() }
+        let id = try publishOnH1("before the crash")
+
+        try lab.killAgent("h1")
+        let killed = Date()
+        let detected = try lab.waitUntil("h1 unreachable on h2 after kill -9", timeout: 3) { try h1Silent() }
+        print("liveness: kill -9 of h1's agent detected on h2 after \(String(format: "%.3f", detected)) s (h1 \(try h1() == nil ? "withdrawn from DNS-SD" : "listed, unreachable"))")
+        let peer = try h1()
+        if let peer { XCTAssertEqual(peer["reachable"] as? Bool, false, "\(peer)") }
+        XCTAssertFalse(try lab.offered(on: "h2").contains { $0["id"] as? String == id })
+        let text = try lab.handoff("h2", "peers").stdout
+        if peer != nil { XCTAssertTrue(text.contains("unreachable"), text) }
+        try assertContinueFailsFast(id)
+        XCTAssertLessThan(Date().timeIntervalSince(killed), 5)
+
+        try lab.startAgent("h1", config: ["urlOpener": ["true"]])
+        let back = try lab.waitUntil("h1 reachable again on h2", timeout: 2) { try h1Reachable() }
+        print("liveness: h1's restarted agent reachable on h2 after \(String(format: "%.3f", back)) s")
+        let again = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "after the restart")
+        try lab.waitUntilListed(again, on: "h2", timeout: 2)
+    }
+
+    func testLinkDownIsUnreachableWithin3sAndBackWithin2s() throws {
+        try lab.waitUntil("h1 reachable on h2", timeout: 10) { try h1Reachable() }
+        let id = try publishOnH1("before the link went down")
+
+        try lab.exec("h1", ["ip", "link", "set", "eth0", "down"])
+        let detected: TimeInterval
+        do {
+            detected = try lab.waitUntil("h1 unreachable on h2 after its link went down", timeout: 3) { try h1Silent() }
+        } catch {
+            try linkUp()
+            throw error
+        }
+        print("liveness: h1's link down detected on h2 after \(String(format: "%.3f", detected)) s")
+        let peer = try XCTUnwrap(try h1(), "DNS-SD still lists h1 (no goodbye from a cut-off host)")
+        XCTAssertEqual(peer["reachable"] as? Bool, false)
+        XCTAssertTrue(try lab.handoff("h2", "peers").stdout.contains("unreachable"))
+        XCTAssertFalse(try lab.offered(on: "h2").contains { $0["id"] as? String == id })
+        try assertContinueFailsFast(id)
+        let (_, response) = try lab.continueActivity(id, on: "h2")
+        let message = (response["error"] as? [String: Any])?["message"] as? String ?? ""
+        XCTAssertTrue(message.contains("stopped answering") && message.contains("last heard from"), message)
+
+        try linkUp()
+        let back = try lab.waitUntil("h1 reachable again on h2 after its link came up", timeout: 2) { try h1Reachable() }
+        print("liveness: h1 reachable on h2 after \(String(format: "%.3f", back)) s of its link coming up")
+        try lab.waitUntilListed(id, on: "h2", timeout: 1)
+    }
+
+    /// Brings h1's eth0 up again with the multicast route `scripts/lab up` gave it (link down drops it).
+    func linkUp() throws {
+        try lab.exec("h1", ["ip", "link", "set", "eth0", "up"])
+        try lab.exec("h1", ["ip", "route", "replace", "224.0.0.0/4", "dev", "eth0"])
+    }
+}
