@@ -85,7 +85,7 @@ final class LivenessOnHostsTests: XCTestCase {
         let back = try lab.waitUntil("h1 reachable again on h2", timeout: 2) { try h1Reachable() }
         print("liveness: h1's restarted agent reachable on h2 after \(String(format: "%.3f", back)) s")
         let again = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "after the restart")
-        try lab.waitUntilListed(again, on: "h2", timeout: 2)
+        try lab.waitUntilListed(again, on: "h2", timeout: 5)
     }
 
     func testLinkDownIsUnreachableWithin3sAndBackWithin2s() throws {
