@@ -1,4 +1,5 @@
 import Crypto
+import HandoffCore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -84,15 +85,9 @@ public enum SealedAdvertisement {
         }
         if let pairingName {
             let prefix = "pair="
-            strings.append(Array((prefix + truncate(pairingName, toUTF8Bytes: 255 - prefix.utf8.count)).utf8))
+            strings.append(Array((prefix + TXTRecordEncoding.truncate(pairingName, toUTF8Bytes: 255 - prefix.utf8.count)).utf8))
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(strings.reduce(0) { $0 + 1 + $1.count })
-        for string in strings {
-            out.append(UInt8(string.count))
-            out.append(contentsOf: string)
-        }
-        return out
+        return TXTRecordEncoding.rdata(strings)
     }
 
     /// What anyone can read from a sealed record: the version, the sealed bytes, and the pairing
@@ -216,20 +211,6 @@ public enum SealedAdvertisement {
             return Opened(deviceID: id, timestamp: timestamp, plaintext: Array(bytes.dropFirst(8)))
         }
         return nil
-    }
-
-    /// The longest prefix of whole characters within `limit` UTF-8 bytes.
-    static func truncate(_ text: String, toUTF8Bytes limit: Int) -> String {
-        guard text.utf8.count > limit else { return text }
-        var result = ""
-        var size = 0
-        for character in text {
-            let n = character.utf8.count
-            guard size + n <= limit else { break }
-            result.append(character)
-            size += n
-        }
-        return result
     }
 }
 

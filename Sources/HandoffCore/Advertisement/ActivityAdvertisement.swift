@@ -59,42 +59,20 @@ public struct ActivityAdvertisement: Sendable, Hashable {
             Array("id=\(agentID)".utf8),
             Array("seq=\(sequence)".utf8),
         ]
-        if let name { strings.append(Array("name=\(Self.truncate(name, toUTF8Bytes: 64))".utf8)) }
+        if let name { strings.append(Array("name=\(TXTRecordEncoding.truncate(name, toUTF8Bytes: 64))".utf8)) }
         if let current {
             strings.append(Array("aid=\(current.id.uuidString)".utf8))
             strings.append(Array("type=\(current.activityType.rawValue)".utf8))
             if let teamID = current.teamID { strings.append(Array("tid=\(teamID)".utf8)) }
         }
-        var used = strings.reduce(0) { $0 + 1 + $1.count }
+        let used = strings.reduce(0) { $0 + 1 + $1.count }
         if let title = current?.title {
             let budget = min(255, maximumSize - used - 1) - "title=".utf8.count
             if budget > 0 {
-                let entry = Array("title=\(Self.truncate(title, toUTF8Bytes: budget))".utf8)
-                strings.append(entry)
-                used += 1 + entry.count
+                strings.append(Array("title=\(TXTRecordEncoding.truncate(title, toUTF8Bytes: budget))".utf8))
             }
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(used)
-        for s in strings {
-            out.append(UInt8(min(s.count, 255)))
-            out.append(contentsOf: s.prefix(255))
-        }
-        return out
-    }
-
-    /// The longest prefix of whole characters within `limit` UTF-8 bytes.
-    static func truncate(_ text: String, toUTF8Bytes limit: Int) -> String {
-        guard text.utf8.count > limit else { return text }
-        var result = ""
-        var size = 0
-        for character in text {
-            let n = character.utf8.count
-            guard size + n <= limit else { break }
-            result.append(character)
-            size += n
-        }
-        return result
+        return TXTRecordEncoding.rdata(strings)
     }
 
     /// Reads an advertisement from TXT rdata. Refuses records that are not a handoff agent's
