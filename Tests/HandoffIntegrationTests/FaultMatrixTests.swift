@@ -11,12 +11,9 @@ import XCTest
 ///
 /// With HANDOFF_FAULT_REPORT set, the results table is written there (scripts/fault-matrix puts
 /// it into docs/RELIABILITY.md).
-final class FaultMatrixTests: XCTestCase {
-    nonisolated(unsafe) static var lab: LabDriver!
-    nonisolated(unsafe) static var setUpError: (any Error)?
+final class FaultMatrixTests: LabTestCase {
     nonisolated(unsafe) static var rows: [String] = []
 
-    var lab: LabDriver { Self.lab }
     var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
     static let runs = ProcessInfo.processInfo.environment["HANDOFF_FAULT_RUNS"].flatMap(Int.init) ?? 10
     /// h2's limits: the bounds the codes must arrive within.
@@ -25,25 +22,20 @@ final class FaultMatrixTests: XCTestCase {
     static let streamIdleTimeout = 2.0
     static let matrixType = "com.example.matrix"
 
-    override class func setUp() {
-        super.setUp()
-        do {
-            lab = try LabDriver(hosts: 2)
-            try lab.up()
-            let h2 = try lab.path("h2")
-            try lab.startAgent("h1", config: ["urlOpener": ["true"]])
-            try lab.startAgent("h2", config: [
-                "urlOpener": ["true"],
-                "limits": ["connectTimeout": connectTimeout, "fetchTimeout": fetchTimeout, "streamIdleTimeout": streamIdleTimeout],
-                "handlers": [["activityTypes": [matrixType], "command": ["sh", "-c", "cat > \"$0/delivered-$$.json\"", h2]]],
-            ])
-            try lab.pair("h1", "h2")
-            try lab.waitUntil("h1 reachable on h2", timeout: 15) {
-                let peers = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "peers", "--json").stdout.utf8)) as? [[String: Any]]
-                return peers?.contains { $0["name"] as? String == "h1" && $0["reachable"] as? Bool == true } == true
-            }
-        } catch {
-            setUpError = error
+    override class var hostCount: Int { 2 }
+
+    override class func prepare(_ lab: LabDriver) throws {
+        let h2 = try lab.path("h2")
+        try lab.startAgent("h1", config: ["urlOpener": ["true"]])
+        try lab.startAgent("h2", config: [
+            "urlOpener": ["true"],
+            "limits": ["connectTimeout": connectTimeout, "fetchTimeout": fetchTimeout, "streamIdleTimeout": streamIdleTimeout],
+            "handlers": [["activityTypes": [matrixType], "command": ["sh", "-c", "cat > \"$0/delivered-$$.json\"", h2]]],
+        ])
+        try lab.pair("h1", "h2")
+        try lab.waitUntil("h1 reachable on h2", timeout: 15) {
+            let peers = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "peers", "--json").stdout.utf8)) as? [[String: Any]]
+            return peers?.contains { $0["name"] as? String == "h1" && $0["reachable"] as? Bool == true } == true
         }
     }
 
@@ -53,12 +45,7 @@ final class FaultMatrixTests: XCTestCase {
                           "|---|---|---|---|---|---|---|---|---|"] + rows).joined(separator: "\n") + "\n"
             try? table.write(toFile: path, atomically: true, encoding: .utf8)
         }
-        lab?.down()
         super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        if let error = Self.setUpError { throw error }
     }
 
     // MARK: Helpers

@@ -7,33 +7,14 @@ import XCTest
 ///
 /// h1 publishes, h2 continues (with handlers that record what they receive), h3 is a source the
 /// tests stop, kill or make slow.
-final class HandoffIntegrationTests: XCTestCase {
-    nonisolated(unsafe) static var lab: LabDriver!
-    nonisolated(unsafe) static var setUpError: (any Error)?
+final class HandoffIntegrationTests: LabTestCase {
+    override class var hostCount: Int { 3 }
 
-    var lab: LabDriver { Self.lab }
-
-    override class func setUp() {
-        super.setUp()
-        do {
-            lab = try LabDriver(hosts: 3)
-            try lab.up()
-            try lab.startAgent("h1")
-            try lab.startAgent("h2", config: continuingConfig(try lab.path("h2")))
-            try lab.startAgent("h3")
-            try lab.pair("h1", "h2", "h3")
-        } catch {
-            setUpError = error
-        }
-    }
-
-    override class func tearDown() {
-        lab?.down()
-        super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        if let error = Self.setUpError { throw error }
+    override class func prepare(_ lab: LabDriver) throws {
+        try lab.startAgent("h1")
+        try lab.startAgent("h2", config: continuingConfig(try lab.path("h2")))
+        try lab.startAgent("h3")
+        try lab.pair("h1", "h2", "h3")
     }
 
     /// h2: records every activity it continues, counts deliveries, opens URLs into a file.

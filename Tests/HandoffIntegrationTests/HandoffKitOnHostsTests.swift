@@ -3,33 +3,16 @@ import XCTest
 
 /// HandoffKit apps (the notes example) on simulated hosts: the callback order across hosts, team
 /// isolation, and a slow willSave.
-final class HandoffKitOnHostsTests: XCTestCase {
-    nonisolated(unsafe) static var lab: LabDriver!
-    nonisolated(unsafe) static var setUpError: (any Error)?
-    var lab: LabDriver { Self.lab }
+final class HandoffKitOnHostsTests: LabTestCase {
     var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
     var started: [Int32] = []
 
-    override class func setUp() {
-        super.setUp()
-        do {
-            lab = try LabDriver(hosts: 2)
-            try lab.up()
-            try lab.startAgent("h1")
-            try lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1]])
-            try lab.pair("h1", "h2")
-        } catch {
-            setUpError = error
-        }
-    }
+    override class var hostCount: Int { 2 }
 
-    override class func tearDown() {
-        lab?.down()
-        super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        if let error = Self.setUpError { throw error }
+    override class func prepare(_ lab: LabDriver) throws {
+        try lab.startAgent("h1")
+        try lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1]])
+        try lab.pair("h1", "h2")
     }
 
     override func tearDownWithError() throws {

@@ -10,27 +10,18 @@ import XCTest
 /// - D-Bus stopped on h1 (avahi-daemon goes with it) and started again.
 ///
 /// (An avahi-daemon restart is in HandoffIntegrationTests.testAgentSurvivesAvahiDaemonRestart.)
-final class HostFaultsOnHostsTests: XCTestCase {
-    nonisolated(unsafe) static var lab: LabDriver!
-    nonisolated(unsafe) static var setUpError: (any Error)?
-
-    var lab: LabDriver { Self.lab }
+final class HostFaultsOnHostsTests: LabTestCase {
     var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
     static let fetchTimeout = 2.0
     static let type = "com.example.hostfaults"
     static var sourceConfig: [String: Any] { ["urlOpener": ["true"]] }
 
-    override class func setUp() {
-        super.setUp()
-        do {
-            lab = try LabDriver(hosts: 2)
-            try lab.up()
-            try lab.startAgent("h1", config: sourceConfig)
-            try lab.startAgent("h2", config: h2Config(limits: h2Limits))
-            try lab.pair("h1", "h2")
-        } catch {
-            setUpError = error
-        }
+    override class var hostCount: Int { 2 }
+
+    override class func prepare(_ lab: LabDriver) throws {
+        try lab.startAgent("h1", config: sourceConfig)
+        try lab.startAgent("h2", config: h2Config(limits: h2Limits))
+        try lab.pair("h1", "h2")
     }
 
     static var h2Limits: [String: Any] { ["connectTimeout": 1.0, "fetchTimeout": fetchTimeout, "streamIdleTimeout": 2.0] }
@@ -43,22 +34,17 @@ final class HostFaultsOnHostsTests: XCTestCase {
 
     func h2Config(limits: [String: Any]) throws -> [String: Any] { try Self.h2Config(limits: limits) }
 
-    override class func tearDown() {
-        lab?.down()
-        super.tearDown()
-    }
-
     var started: [Int32] = []
 
     override func setUpWithError() throws {
-        if let error = Self.setUpError { throw error }
+        try super.setUpWithError()
         try waitUntilH1Reachable(timeout: 15)
     }
 
     override func tearDownWithError() throws {
         for pid in started { kill(pid, SIGTERM) }
         started = []
-        guard Self.lab != nil, Self.setUpError == nil else { return }
+        guard Self.labIsReady else { return }
         // Whatever a failed test left behind: h1 whole again.
         _ = try? lab.lab("impair", "h1", "off")
         _ = try? lab.lab("impair", "h2", "off")

@@ -4,31 +4,12 @@ import XCTest
 /// Liveness on two simulated hosts, paired: h2 notices within 3 s that h1's agent crashed or that
 /// h1 was cut off the LAN (DNS-SD would keep h1 listed for up to 75 minutes), and h1 is back
 /// within 2 s of its return.
-final class LivenessOnHostsTests: XCTestCase {
-    nonisolated(unsafe) static var lab: LabDriver!
-    nonisolated(unsafe) static var setUpError: (any Error)?
+final class LivenessOnHostsTests: LabTestCase {
+    override class var hostCount: Int { 2 }
 
-    var lab: LabDriver { Self.lab }
-
-    override class func setUp() {
-        super.setUp()
-        do {
-            lab = try LabDriver(hosts: 2)
-            try lab.up()
-            for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
-            try lab.pair("h1", "h2")
-        } catch {
-            setUpError = error
-        }
-    }
-
-    override class func tearDown() {
-        lab?.down()
-        super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        if let error = Self.setUpError { throw error }
+    override class func prepare(_ lab: LabDriver) throws {
+        for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
+        try lab.pair("h1", "h2")
     }
 
     /// h1 as `handoff peers --json` on h2 shows it: nil when h2 does not list it.

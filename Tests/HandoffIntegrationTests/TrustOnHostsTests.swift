@@ -3,31 +3,12 @@ import XCTest
 
 /// Trust on three simulated hosts: h1 and h2 are paired; h3 is an outsider on the same LAN (and
 /// the pairing tests pair it, then unpair it again).
-final class TrustOnHostsTests: XCTestCase {
-    nonisolated(unsafe) static var lab: LabDriver!
-    nonisolated(unsafe) static var setUpError: (any Error)?
+final class TrustOnHostsTests: LabTestCase {
+    override class var hostCount: Int { 3 }
 
-    var lab: LabDriver { Self.lab }
-
-    override class func setUp() {
-        super.setUp()
-        do {
-            lab = try LabDriver(hosts: 3)
-            try lab.up()
-            for host in ["h1", "h2", "h3"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
-            try lab.pair("h1", "h2")
-        } catch {
-            setUpError = error
-        }
-    }
-
-    override class func tearDown() {
-        lab?.down()
-        super.tearDown()
-    }
-
-    override func setUpWithError() throws {
-        if let error = Self.setUpError { throw error }
+    override class func prepare(_ lab: LabDriver) throws {
+        for host in ["h1", "h2", "h3"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
+        try lab.pair("h1", "h2")
     }
 
     func peerPort(_ host: String) throws -> Int {
