@@ -72,7 +72,7 @@ struct HandoffDaemon: AsyncParsableCommand {
         do {
             peerServer = try await FrameServer.bind(
                 .tcp(host: configuration.listenAddress, port: configuration.port), limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0),
-                security: security.listenerSecurity(configuration))
+                security: security.listenerSecurity(configuration, logger: logger))
         } catch {
             Self.fail("cannot listen for peers on \(configuration.listenAddress):\(configuration.port): \(error). Choose another port (config key port) or stop what uses it.", code: 69)
         }

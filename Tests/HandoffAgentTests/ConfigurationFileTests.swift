@@ -143,6 +143,20 @@ struct ConfigurationFileTests {
         expectRefused(#"{"liveness": {"period": 1}}"#, key: "liveness.period")
     }
 
+    @Test("the security caps are read by key; zero, negative and huge caps are refused naming the key")
+    func securityCaps() throws {
+        #expect(try parse("{}").security.maxConnectionsPerDevice == 64)
+        let configuration = try parse(#"{"security": {"maxConnectionsPerDevice": 16, "maxUnauthenticatedConnections": 10}}"#)
+        #expect(configuration.security.maxConnectionsPerDevice == 16)
+        #expect(configuration.security.maxUnauthenticatedConnections == 10)
+        for key in ["maxConnectionsPerDevice", "maxUnauthenticatedConnections", "maxUnauthenticatedPerAddress", "connectionsPerSecondPerAddress"] {
+            for bad in ["0", "-1", "100001"] {
+                expectRefused(#"{"security": {"\#(key)": \#(bad)}}"#, key: "security.\(key)", mentioning: ["1 to 100000"])
+            }
+            expectRefused(#"{"security": {"\#(key)": "8"}}"#, key: "security.\(key)")
+        }
+    }
+
     @Test("keys that are absent keep their defaults while others are set")
     func partialConfiguration() throws {
         let configuration = try parse(#"{"limits": {"fetchTimeout": 9}, "port": 7000}"#)

@@ -22,11 +22,11 @@ final class AgentHarness: Sendable {
         configuration.stateDirectory = dir + "/state"
         configure(&configuration)
         let security = try AgentSecurity.load(configuration)
-        let peerServer = try await FrameServer.bind(.tcp(host: "127.0.0.1", port: 0), limits: FrameLimits(maxUserInfoBytes: 0),
-                                                    security: security.listenerSecurity(configuration))
-        let controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
         var logger = Logger(label: "test.\(name)")
         logger.logLevel = .warning
+        let peerServer = try await FrameServer.bind(.tcp(host: "127.0.0.1", port: 0), limits: FrameLimits(maxUserInfoBytes: 0),
+                                                    security: security.listenerSecurity(configuration, logger: logger))
+        let controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
         let port = peerServer.port!
         let agent = Agent(configuration: configuration, port: port,
                           connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS),

@@ -21,10 +21,13 @@ struct TLSLoopbackTests {
 
     /// A listener that pairs only `client`, answering each frame with one saying who sent it.
     static func listener(handshake: Duration = .seconds(5), admission: ConnectionAdmission<ContinuousClock.Instant>.Limits = .init(),
-                         registry: PeerConnectionRegistry = PeerConnectionRegistry()) async throws -> RunningServer {
+                         registry: PeerConnectionRegistry = PeerConnectionRegistry(),
+                         maxPerDevice: Int = ListenerSecurity.defaultMaxConnectionsPerDevice,
+                         onRefusedOverCap: @escaping @Sendable (DeviceID, Int) -> Void = { _, _ in }) async throws -> RunningServer {
         let security = ListenerSecurity(
             tls: try PeerTLS(identity: server), handshakeDeadline: handshake, maxFrameBytesBeforeAuthentication: 4096,
-            admission: admission, registry: registry, isPaired: { $0 == client.deviceID })
+            admission: admission, registry: registry, maxConnectionsPerDevice: maxPerDevice, onRefusedOverCap: onRefusedOverCap,
+            isPaired: { $0 == client.deviceID })
         return try await RunningServer.start(.tcp(host: "127.0.0.1", port: 0), limits: FrameLimits(maxUserInfoBytes: 0), security: security) { connection in
             for try await _ in connection.inbound {
                 let who = connection.peerIdentity?.deviceID?.description ?? "nobody"
@@ -109,6 +112,49 @@ struct TLSLoopbackTests {
         let third = try await TCPPeerConnector(connectTimeout: .seconds(2)).connect(to: running.endpoint, limits: FrameLimits())
         #expect(try await third.receive() == nil)
         for connection in held { await connection.close() }
+        await running.stop()
+    }
+
+    @Test("over the per-device cap, a paired device's connection is closed after TLS; others and later ones are not")
+    func perDeviceCap() async throws {
+        let registry = PeerConnectionRegistry()
+        let refused = Mutex<[(DeviceID, Int)]>([])
+        let running = try await Self.listener(registry: registry, maxPerDevice: 2, onRefusedOverCap: { id, count in
+            refused.withLock { $0.append((id, count)) }
+        })
+        var endpoint = running.endpoint
+        endpoint.expectedIdentity = Self.server.deviceID.bytes
+        func connectAndAsk() async throws -> (any FrameConnection, Frame?) {
+            let connection = try await Self.connector(Self.client).connect(to: endpoint, limits: FrameLimits(maxUserInfoBytes: 0))
+            try? await connection.send([Frame(kind: .streamData, payload: [1])])
+            return (connection, try? await connection.receive())
+        }
+        var held: [any FrameConnection] = []
+        for _ in 0..<2 {
+            let (connection, answer) = try await connectAndAsk()
+            #expect(answer != nil)
+            held.append(connection)
+        }
+        #expect(registry.count(for: Self.client.deviceID) == 2)
+        let (third, answer) = try await connectAndAsk()
+        #expect(answer == nil, "the third connection of one device is closed before any frame is answered")
+        #expect(registry.refusedOverCap == 1)
+        #expect(refused.withLock { $0.map(\.0) } == [Self.client.deviceID])
+        #expect(registry.count(for: Self.client.deviceID) == 2)
+        await third.close()
+
+        // Another device has its own allowance.
+        let stranger = try await Self.connector(Self.stranger).connectUnpinned(to: running.endpoint, limits: FrameLimits())
+        try await stranger.send([Frame(kind: .streamData, payload: [1])])
+        #expect(try await stranger.receive() != nil)
+        await stranger.close()
+
+        // Once one closes, the device may open another.
+        await held.removeFirst().close()
+        for _ in 0..<100 where registry.count(for: Self.client.deviceID) > 1 { try await Task.sleep(for: .milliseconds(10)) }
+        let (again, answered) = try await connectAndAsk()
+        #expect(answered != nil)
+        for connection in held + [again] { await connection.close() }
         await running.stop()
     }
 

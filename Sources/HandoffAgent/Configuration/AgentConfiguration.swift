@@ -67,6 +67,9 @@ public struct AgentConfiguration: Sendable, Equatable {
         /// `security.connectionsPerSecondPerAddress`: new connections per second from one address
         /// (bursts of twice as many).
         public var connectionsPerSecondPerAddress: Int = 20
+        /// `security.maxConnectionsPerDevice`: peer connections one device (paired or not) may
+        /// have open to this agent at once; more are closed as soon as TLS names the device.
+        public var maxConnectionsPerDevice: Int = 64
         /// `security.pairingTimeout`: seconds `handoff pair` and `handoff pair --accept` wait.
         public var pairingTimeout: Duration = .seconds(120)
     }
@@ -151,6 +154,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         security.maxUnauthenticatedConnections = reader.int(forKey: "security.maxUnauthenticatedConnections", default: security.maxUnauthenticatedConnections)
         security.maxUnauthenticatedPerAddress = reader.int(forKey: "security.maxUnauthenticatedPerAddress", default: security.maxUnauthenticatedPerAddress)
         security.connectionsPerSecondPerAddress = reader.int(forKey: "security.connectionsPerSecondPerAddress", default: security.connectionsPerSecondPerAddress)
+        security.maxConnectionsPerDevice = reader.int(forKey: "security.maxConnectionsPerDevice", default: security.maxConnectionsPerDevice)
         liveness.interval = try Self.seconds(reader, "liveness.interval", default: liveness.interval)
         liveness.timeout = try Self.seconds(reader, "liveness.timeout", default: liveness.timeout)
         limits.streamIdleTimeout = try Self.seconds(reader, "limits.streamIdleTimeout", default: limits.streamIdleTimeout, allowZero: true)
@@ -207,7 +211,8 @@ public struct AgentConfiguration: Sendable, Equatable {
         guard stateDirectory.hasPrefix("/") else { throw ConfigurationError(key: "stateDirectory", "must be an absolute path") }
         for (key, value) in [("security.maxUnauthenticatedConnections", security.maxUnauthenticatedConnections),
                              ("security.maxUnauthenticatedPerAddress", security.maxUnauthenticatedPerAddress),
-                             ("security.connectionsPerSecondPerAddress", security.connectionsPerSecondPerAddress)] {
+                             ("security.connectionsPerSecondPerAddress", security.connectionsPerSecondPerAddress),
+                             ("security.maxConnectionsPerDevice", security.maxConnectionsPerDevice)] {
             guard (1...100_000).contains(value) else { throw ConfigurationError(key: key, "must be 1 to 100000, got \(value)") }
         }
         guard liveness.interval >= .milliseconds(100) else {

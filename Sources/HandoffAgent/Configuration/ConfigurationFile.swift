@@ -38,7 +38,7 @@ public enum ConfigurationFile {
         "faults.corruptFrame": .bool, "faults.refuseConnections": .bool, "faults.willSaveDelayMs": .int,
         "faults.advertiseGoneData": .bool, "limits.streamIdleTimeout": .seconds, "stateDirectory": .string,
         "security.handshakeTimeout": .seconds, "security.pairingTimeout": .seconds, "security.maxUnauthenticatedConnections": .int,
-        "security.maxUnauthenticatedPerAddress": .int, "security.connectionsPerSecondPerAddress": .int,
+        "security.maxUnauthenticatedPerAddress": .int, "security.connectionsPerSecondPerAddress": .int, "security.maxConnectionsPerDevice": .int,
         "liveness.interval": .seconds, "liveness.timeout": .seconds,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]

@@ -1,6 +1,7 @@
 import HandoffCore
 import HandoffTransport
 import HandoffTrust
+import Logging
 import Synchronization
 
 /// What the agent needs to take part only with paired devices: its identity (key pair,
@@ -42,8 +43,9 @@ public struct AgentSecurity: Sendable {
     /// TLS for outgoing peer connections.
     public var clientTLS: PeerClientTLS { PeerClientTLS(tls: tls, registry: registry) }
 
-    /// The peer listener's protection, from the configuration's `security.*` keys.
-    public func listenerSecurity(_ configuration: AgentConfiguration) -> ListenerSecurity {
+    /// The peer listener's protection, from the configuration's `security.*` keys. Connections
+    /// refused for being over a device's cap are logged: the first, then every hundredth.
+    public func listenerSecurity(_ configuration: AgentConfiguration, logger: Logger) -> ListenerSecurity {
         let limits = configuration.security
         return ListenerSecurity(
             tls: tls, handshakeDeadline: limits.handshakeTimeout, maxFrameBytesBeforeAuthentication: 4096,
@@ -51,7 +53,14 @@ public struct AgentSecurity: Sendable {
                              maxUnauthenticatedPerAddress: limits.maxUnauthenticatedPerAddress,
                              ratePerSecond: Double(limits.connectionsPerSecondPerAddress),
                              burst: 2 * limits.connectionsPerSecondPerAddress),
-            registry: registry, isPaired: { [paired] in paired.contains($0) })
+            registry: registry, maxConnectionsPerDevice: limits.maxConnectionsPerDevice,
+            onRefusedOverCap: { id, refused in
+                guard refused == 1 || refused % 100 == 0 else { return }
+                logger.warning("refused a peer connection: the device already has security.maxConnectionsPerDevice open", metadata: [
+                    "handoff.device": "\(id.shortID)", "handoff.limit": "\(limits.maxConnectionsPerDevice)", "handoff.refusedSoFar": "\(refused)",
+                ])
+            },
+            isPaired: { [paired] in paired.contains($0) })
     }
 }
 

@@ -21,11 +21,28 @@ public struct ListenerSecurity: Sendable {
     /// Whether a device (proven by its certificate in the TLS handshake) is paired: its
     /// connection is authenticated as soon as the handshake completes, before any frame is read.
     public var isPaired: @Sendable (DeviceID) -> Bool
+    /// The most connections one device (paired or not) may have open to this listener at once.
+    /// A connection over it is closed as soon as its TLS handshake names the device.
+    public var maxConnectionsPerDevice: Int
+    /// Called for each connection closed for being over ``maxConnectionsPerDevice``, with the
+    /// device and how many have been refused so far.
+    public var onRefusedOverCap: @Sendable (DeviceID, Int) -> Void
+
+    /// The default of ``maxConnectionsPerDevice`` (`security.maxConnectionsPerDevice`). A device
+    /// needs one connection for liveness and one per continuation or stream in flight. Each held
+    /// connection costs the agent up to about 250 KB (TLS state and one partly received 64 KiB
+    /// frame; docs/RELIABILITY.md), so one device, even a compromised one, holds at most about
+    /// 16 MB. Load tests that continue more at once raise it.
+    public static let defaultMaxConnectionsPerDevice = 64
 
     public init(tls: PeerTLS, handshakeDeadline: Duration = .seconds(1), maxFrameBytesBeforeAuthentication: Int = 4096,
                 admission: ConnectionAdmission<ContinuousClock.Instant>.Limits = .init(), registry: PeerConnectionRegistry,
+                maxConnectionsPerDevice: Int = Self.defaultMaxConnectionsPerDevice,
+                onRefusedOverCap: @escaping @Sendable (DeviceID, Int) -> Void = { _, _ in },
                 isPaired: @escaping @Sendable (DeviceID) -> Bool) {
         self.isPaired = isPaired
+        self.maxConnectionsPerDevice = maxConnectionsPerDevice
+        self.onRefusedOverCap = onRefusedOverCap
         self.tls = tls
         self.handshakeDeadline = handshakeDeadline
         self.maxFrameBytesBeforeAuthentication = maxFrameBytesBeforeAuthentication

@@ -126,12 +126,22 @@ final class PeerIdentityHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     /// Called with the peer's device ID when the handshake completes.
     let onIdentified: (@Sendable (DeviceID) -> Void)?
+    /// For an accepted connection: the most connections one device may have open to us. One over
+    /// it is closed as soon as its handshake names the device, before any frame is read.
+    let inboundCap: InboundCap?
+
+    /// The per-device cap of a listener, and what to tell when a connection is over it.
+    struct InboundCap: Sendable {
+        var maxPerDevice: Int
+        var onRefused: @Sendable (DeviceID) -> Void
+    }
 
     init(box: PeerIdentityBox, registry: PeerConnectionRegistry?, handshakeDone: EventLoopPromise<Void>? = nil,
-         onIdentified: (@Sendable (DeviceID) -> Void)? = nil) {
+         inboundCap: InboundCap? = nil, onIdentified: (@Sendable (DeviceID) -> Void)? = nil) {
         self.box = box
         self.registry = registry
         self.handshakeDone = handshakeDone
+        self.inboundCap = inboundCap
         self.onIdentified = onIdentified
     }
 
@@ -146,8 +156,15 @@ final class PeerIdentityHandler: ChannelInboundHandler, RemovableChannelHandler 
             let der = try? certificate.toDERBytes()
         {
             let id = DeviceID(certificateDER: der)
+            if let registry {
+                guard registry.register(context.channel, for: id, inboundLimit: inboundCap?.maxPerDevice) else {
+                    inboundCap?.onRefused(id)
+                    handshakeDone?.fail(ChannelError.ioOnClosedChannel)
+                    context.close(promise: nil)
+                    return
+                }
+            }
             box.set(id)
-            registry?.register(context.channel, for: id)
             onIdentified?(id)
             handshakeDone?.succeed()
         }
@@ -167,14 +184,31 @@ final class PeerIdentityHandler: ChannelInboundHandler, RemovableChannelHandler 
 }
 
 /// The open peer connections of each device, in both directions, so that unpairing a device
-/// closes its connections at once.
+/// closes its connections at once, and so that no device holds more than its share of the
+/// listener (`security.maxConnectionsPerDevice`).
 public final class PeerConnectionRegistry: Sendable {
-    private let channels = Mutex<[DeviceID: [ObjectIdentifier: any Channel]]>([:])
+    private struct Entry {
+        var channel: any Channel
+        /// Accepted by our listener (not opened by us).
+        var inbound: Bool
+    }
+
+    private let channels = Mutex<[DeviceID: [ObjectIdentifier: Entry]]>([:])
+    private let refusals = Atomic<Int>(0)
 
     public init() {}
 
-    func register(_ channel: any Channel, for id: DeviceID) {
-        channels.withLock { $0[id, default: [:]][ObjectIdentifier(channel)] = channel }
+    /// Records an open connection. With `inboundLimit` (an accepted connection), it is recorded
+    /// only while the device has fewer accepted connections open than that: false means refused,
+    /// and the caller closes it.
+    func register(_ channel: any Channel, for id: DeviceID, inboundLimit: Int? = nil) -> Bool {
+        let registered = channels.withLock { all in
+            if let inboundLimit, (all[id]?.values.count(where: \.inbound) ?? 0) >= inboundLimit { return false }
+            all[id, default: [:]][ObjectIdentifier(channel)] = Entry(channel: channel, inbound: inboundLimit != nil)
+            return true
+        }
+        if !registered { refusals.add(1, ordering: .relaxed) }
+        return registered
     }
 
     func unregister(_ channel: any Channel, for id: DeviceID) {
@@ -184,14 +218,17 @@ public final class PeerConnectionRegistry: Sendable {
         }
     }
 
-    /// How many connections a device has open now.
+    /// How many connections a device has open now, in both directions.
     public func count(for id: DeviceID) -> Int { channels.withLock { $0[id]?.count ?? 0 } }
+
+    /// How many connections were refused so far for being over a device's cap.
+    public var refusedOverCap: Int { refusals.load(ordering: .relaxed) }
 
     /// Closes every open connection of a device. Returns how many.
     @discardableResult
     public func closeAll(for id: DeviceID) -> Int {
         let open = channels.withLock { $0.removeValue(forKey: id) ?? [:] }
-        for channel in open.values { channel.close(promise: nil) }
+        for entry in open.values { entry.channel.close(promise: nil) }
         return open.count
     }
 }

@@ -126,7 +126,8 @@ public struct FrameServer: Sendable {
     }
 
     /// Sets up a peer connection: admission (a refused one is closed at once: nil), TLS, the
-    /// device ID recorder, the handshake deadline and the size-gated frame codec.
+    /// device ID recorder with its per-device cap, the handshake deadline and the size-gated
+    /// frame codec.
     private static func secure(_ channel: any Channel, security: ListenerSecurity, admission: AdmissionControl, limits: FrameLimits) throws
         -> (PeerIdentityBox, AuthenticationGate)?
     {
@@ -147,7 +148,10 @@ public struct FrameServer: Sendable {
         }
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(security.tls.makeServerHandler())
-        try sync.addHandler(PeerIdentityHandler(box: box, registry: security.registry, onIdentified: { id in
+        let cap = PeerIdentityHandler.InboundCap(maxPerDevice: security.maxConnectionsPerDevice) { [registry = security.registry] id in
+            security.onRefusedOverCap(id, registry.refusedOverCap)
+        }
+        try sync.addHandler(PeerIdentityHandler(box: box, registry: security.registry, inboundCap: cap, onIdentified: { id in
             if security.isPaired(id) { gate.authenticate() }
         }))
         try sync.addFrameCodec(limits: limits, gate: gate)
