@@ -3,10 +3,12 @@
 //
 //   publish   --socket S [--bytes 3000] [--title T]             publish an activity, print its ID
 //   continue  [--socket S] --id ID --count N [--warmup W]       continue over the control socket
-//   fetch     --host H --port P --id ID --count N [--concurrency C] [--warmup W] [--notify]
-//                                                               fetch from a peer port, like an agent
-//                                                               (--notify: then tell the source, as
-//                                                               the agent does after delivery)
+//   fetch     --host H --port P --peer-id D --state DIR --id ID --count N [--concurrency C] [--warmup W] [--notify]
+//                                                               fetch from a peer port, like an agent:
+//                                                               TLS as the device whose identity is in
+//                                                               DIR (a paired host's stateDirectory),
+//                                                               pinned to device ID D (--notify: then
+//                                                               tell the source, as the agent does)
 //   rtt       [--socket S] [--command status] --count N         control-socket round trips
 //   spawn     --count N [--warmup W]                            run the handler `true` as the agent does
 //   ref-serve --port P [--request-bytes R --response-bytes B]   bare NIO TCP server (reference)
@@ -24,6 +26,7 @@
 import BenchSupport
 import HandoffCore
 import HandoffTransport
+import HandoffTrust
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -85,12 +88,15 @@ func runRoundTrips(socket: String, command: String, count: Int, warmup: Int) thr
 
 // MARK: - fetch (the agent-to-agent path)
 
-func runFetch(host: String, port: Int, id: UUID, count: Int, concurrency: Int, warmup: Int, notify: Bool = false) async -> Samples {
-    let connector = TCPPeerConnector(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2))
+func runFetch(host: String, port: Int, peerID: DeviceID, state: String, id: UUID, count: Int, concurrency: Int, warmup: Int,
+              notify: Bool = false) async throws -> Samples {
+    let identity = try DeviceIdentity.loadOrCreate(directory: state, commonName: "handoff-bench")
+    let tls = PeerClientTLS(tls: try PeerTLS(identity: identity), registry: nil)
+    let connector = TCPPeerConnector(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2), tls: tls)
     let client = ContinuationClient(
         connector: connector, clock: ContinuousClock(), hello: benchHello, limits: FrameLimits(maxUserInfoBytes: 3072),
         timeouts: ContinuationTimeouts(connect: .seconds(2), fetch: .seconds(5)))
-    let endpoint = PeerEndpoint(host: host, port: port)
+    let endpoint = PeerEndpoint(host: host, port: port, expectedIdentity: peerID.bytes)
     // Warm-up: sequential.
     for _ in 0..<warmup {
         _ = await client.fetch(FetchRequest(activityID: id, continuationID: UUID()), from: endpoint, peerName: "source")
@@ -548,8 +554,11 @@ func run() async throws {
                           warmup: args.int("warmup", default: 20)).printJSON()
     case "fetch":
         guard let id = UUID(uuidString: try args.string("id")) else { throw BenchError("--id must be a UUID") }
-        await runFetch(
-            host: try args.string("host"), port: try args.int("port"), id: id, count: try args.int("count"),
+        let peerID: DeviceID
+        do { peerID = try DeviceID(parsing: try args.string("peer-id")) } catch { throw BenchError("--peer-id: \(error)") }
+        try await runFetch(
+            host: try args.string("host"), port: try args.int("port"), peerID: peerID, state: try args.string("state"),
+            id: id, count: try args.int("count"),
             concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
             notify: args.flag("notify")
         ).printJSON()
