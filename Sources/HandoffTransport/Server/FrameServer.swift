@@ -64,7 +64,7 @@ public struct FrameServer: Sendable {
     /// connection to be closed through `executeThenClose`; when the accept loop is cancelled,
     /// these are closed that way instead of being dropped.
     let unclaimed: UnclaimedConnections
-    /// The bound address.
+    /// The bound address (with the port chosen when 0 was asked for).
     public let address: Address
     /// The bound TCP port (useful when 0 was asked for), nil for Unix sockets.
     public var port: Int? { channel.channel.localAddress?.port }
@@ -110,7 +110,10 @@ public struct FrameServer: Sendable {
                 throw FrameServerError(message: "cannot set mode 0600 on control socket \(path): errno \(errno)")
             }
         }
-        return FrameServer(channel: channel, unclaimed: unclaimed, address: address)
+        // Port 0 asks for any port: name the one bound (logs say where connections arrived).
+        var bound = address
+        if case .tcp(let host, 0) = address, let port = channel.channel.localAddress?.port { bound = .tcp(host: host, port: port) }
+        return FrameServer(channel: channel, unclaimed: unclaimed, address: bound)
     }
 
     /// The uid of the process that connected to a Unix socket (SO_PEERCRED); nil when unknown.
