@@ -153,17 +153,8 @@ final class FaultMatrixTests: LabTestCase {
 
     // HandoffKit apps on both hosts: the notes editor on h1, the viewer on h2.
 
-    var started: [Int32] = []
-
-    override func tearDownWithError() throws {
-        for pid in started { kill(pid, SIGTERM) }
-        started = []
-    }
-
     func start(_ host: String, _ args: [String], log name: String) throws -> String {
-        let (log, pid) = try lab.startLogged(host, [notes] + args, log: name)
-        started.append(pid)
-        return log
+        try startLogged(host, [notes] + args, log: name)
     }
 
     func lines(_ log: String) -> [String] { lab.logLines(log) }

@@ -5,8 +5,6 @@ import XCTest
 /// isolation, and a slow willSave.
 final class HandoffKitOnHostsTests: LabTestCase {
     var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
-    var started: [Int32] = []
-
     override class var hostCount: Int { 2 }
 
     override class func prepare(_ lab: LabDriver) throws {
@@ -15,15 +13,8 @@ final class HandoffKitOnHostsTests: LabTestCase {
         try lab.pair("h1", "h2")
     }
 
-    override func tearDownWithError() throws {
-        for pid in started { kill(pid, SIGTERM) }
-        started = []
-    }
-
     func start(_ host: String, _ args: [String], log name: String) throws -> String {
-        let (log, pid) = try lab.startLogged(host, [notes] + args, log: name)
-        started.append(pid)
-        return log
+        try startLogged(host, [notes] + args, log: name)
     }
 
     func read(_ log: String) -> [String] { lab.logLines(log) }

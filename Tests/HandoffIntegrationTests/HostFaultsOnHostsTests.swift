@@ -34,16 +34,13 @@ final class HostFaultsOnHostsTests: LabTestCase {
 
     func h2Config(limits: [String: Any]) throws -> [String: Any] { try Self.h2Config(limits: limits) }
 
-    var started: [Int32] = []
-
     override func setUpWithError() throws {
         try super.setUpWithError()
         try waitUntilH1Reachable(timeout: 15)
     }
 
     override func tearDownWithError() throws {
-        for pid in started { kill(pid, SIGTERM) }
-        started = []
+        try super.tearDownWithError()
         guard Self.labIsReady else { return }
         // Whatever a failed test left behind: h1 whole again.
         _ = try? lab.lab("impair", "h1", "off")
@@ -86,9 +83,7 @@ final class HostFaultsOnHostsTests: LabTestCase {
 
     /// Starts `handoff continue ID --json` on h2 in the background; returns its log.
     func continueInBackground(_ id: String, log name: String) throws -> String {
-        let (log, pid) = try lab.startLogged("h2", [lab.handoffCLI, "continue", id, "--json"], log: name)
-        started.append(pid)
-        return log
+        try startLogged("h2", [lab.handoffCLI, "continue", id, "--json"], log: name)
     }
 
     /// Waits for a background `handoff continue` to print its answer; returns it.
@@ -122,9 +117,7 @@ final class HostFaultsOnHostsTests: LabTestCase {
     }
 
     func app(_ host: String, _ args: [String], log name: String) throws -> String {
-        let (log, pid) = try lab.startLogged(host, [notes] + args, log: name)
-        started.append(pid)
-        return log
+        try startLogged(host, [notes] + args, log: name)
     }
 
     /// Starts a viewer on h2 that reads attachments, and an editor on h1 whose activity carries

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 
 /// A test class whose tests share one lab of simulated hosts: up before the class's first test,
@@ -49,6 +50,23 @@ class LabTestCase: XCTestCase {
         setups.removeValue(forKey: id)?.lab.down()
         creationErrors.removeValue(forKey: id)
         super.tearDown()
+    }
+
+    /// PIDs of the programs this test started in the background with ``startLogged(_:_:log:)``.
+    var started: [Int32] = []
+
+    /// Starts a program on a host in the background, its output in a log (returned); it is stopped
+    /// (SIGTERM) when the test ends, whatever happened.
+    func startLogged(_ host: String, _ argv: [String], log name: String) throws -> String {
+        let (log, pid) = try lab.startLogged(host, argv, log: name)
+        started.append(pid)
+        return log
+    }
+
+    override func tearDownWithError() throws {
+        for pid in started { kill(pid, SIGTERM) }
+        started = []
+        try super.tearDownWithError()
     }
 
     override func setUpWithError() throws {
