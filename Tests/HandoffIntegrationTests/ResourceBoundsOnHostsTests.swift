@@ -112,8 +112,9 @@ extension TrustOnHostsTests {
             let paired = try XCTUnwrap(attack.reports.first { $0["tls"] as? Bool == true })
             let stranger = try XCTUnwrap(attack.reports.first { $0["tls"] as? Bool == false })
             let held = paired["open_at_end"] as? Int ?? -1
-            // h2's own agent holds its liveness connection (and at times one more) within the cap.
-            XCTAssertTrue((cap - 3...cap - 1).contains(held), "the paired attacker holds what the cap leaves it: \(paired)")
+            // Never more than the cap; h2's own agent may hold its liveness connection (at times one
+            // more) within it, unless the attacker took every place first.
+            XCTAssertTrue((cap - 3...cap).contains(held), "the paired attacker holds what the cap leaves it: \(paired)")
             XCTAssertEqual(stranger["open_after_2s"] as? Int, 0, "no stranger's connection outlives the handshake deadline: \(stranger)")
             attacks.append(attack)
         }
