@@ -7,14 +7,22 @@ public struct ControlClient: Sendable {
 
     public init(socketPath: String) { self.socketPath = socketPath }
 
-    /// Sends a command and waits for its result. An unreachable agent is 4609 with what to do.
-    public func call(_ command: String, _ arguments: [String: JSONValue] = [:]) async -> Result<JSONValue, HandoffError> {
-        let connection: any FrameConnection
+    /// Connects to the agent; an unreachable agent is 4609 saying what to do.
+    private func connect() async -> Result<any FrameConnection, HandoffError> {
         do {
-            connection = try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits)
+            return .success(try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits))
         } catch {
             return .failure(.connectionUnavailable(
                 "no agent answers at \(socketPath) (\(error)). Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."))
+        }
+    }
+
+    /// Sends a command and waits for its result. An unreachable agent is 4609 with what to do.
+    public func call(_ command: String, _ arguments: [String: JSONValue] = [:]) async -> Result<JSONValue, HandoffError> {
+        let connection: any FrameConnection
+        switch await connect() {
+        case .success(let opened): connection = opened
+        case .failure(let error): return .failure(error)
         }
         let result: Result<JSONValue, HandoffError>
         do {
@@ -43,11 +51,9 @@ public struct ControlClient: Sendable {
     public func converse(_ command: String, _ arguments: [String: JSONValue] = [:],
                          onEvent: (JSONValue) async -> JSONValue?) async -> Result<JSONValue, HandoffError> {
         let connection: any FrameConnection
-        do {
-            connection = try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits)
-        } catch {
-            return .failure(.connectionUnavailable(
-                "no agent answers at \(socketPath) (\(error)). Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."))
+        switch await connect() {
+        case .success(let opened): connection = opened
+        case .failure(let error): return .failure(error)
         }
         defer { Task { await connection.close() } }
         do {
