@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
         .library(name: "HandoffAgent", targets: ["HandoffAgent"]),
         .library(name: "HandoffKit", targets: ["HandoffKit"]),
+        .library(name: "HandoffTestSupport", targets: ["HandoffTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -115,8 +116,22 @@ let package = Package(
             ],
             path: "Examples/NotesEditor"
         ),
-        // Helpers for tests: a manual clock, an in-memory peer transport, the lab driver.
+        // Helpers for tests and benchmarks: a manual clock, an in-memory peer transport, the
+        // benchmark fixtures (a product, so that the micro benchmarks in Benchmarks/ share them).
         .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),
+        // The macro benchmarks' clients, which scripts/bench runs inside the lab's hosts. Here, not
+        // in Benchmarks/Package.swift, so that the test build makes them (CI runs `bench --short`).
+        .executableTarget(
+            name: "handoff-bench",
+            dependencies: [
+                "HandoffAgent", "HandoffCore", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Clients/handoff-bench"
+        ),
+        // Continuation-stream benchmarks, written as an app writes them: with HandoffKit.
+        .executableTarget(name: "stream-bench", dependencies: ["HandoffKit"], path: "Benchmarks/Clients/stream-bench"),
 
         .testTarget(name: "HandoffDiscoveryTests", dependencies: ["HandoffDiscovery"]),
         .testTarget(name: "HandoffTrustTests", dependencies: ["HandoffTrust", "HandoffCore", "HandoffTestSupport"]),

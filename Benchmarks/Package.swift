@@ -6,6 +6,9 @@
 //   swift package benchmark thresholds check                  # against Thresholds/
 //   swift package --allow-writing-to-package-directory benchmark thresholds update
 //   ../scripts/bench                                          # macro benchmarks on simulated hosts
+//
+// The macro benchmarks' clients (Benchmarks/Clients/: handoff-bench, stream-bench) are targets of
+// the root package, so that the test build makes them and CI can run `scripts/bench --short`.
 import PackageDescription
 
 let package = Package(
@@ -19,18 +22,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
-        // Shared fixtures: the ~3 KB mixed-type userInfo, activities, advertisements.
-        .target(
-            name: "BenchSupport",
-            dependencies: [.product(name: "HandoffCore", package: "handoff")],
-            path: "Sources/BenchSupport"
-        ),
-
         // Micro benchmarks: HandoffCore only (frames, FrameParser, userInfo coding, TXT).
         .executableTarget(
             name: "CoreCoding",
             dependencies: [
-                "BenchSupport",
+                .product(name: "HandoffTestSupport", package: "handoff"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "HandoffCore", package: "handoff"),
             ],
@@ -42,7 +38,7 @@ let package = Package(
         .executableTarget(
             name: "TransportRelay",
             dependencies: [
-                "BenchSupport",
+                .product(name: "HandoffTestSupport", package: "handoff"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "HandoffCore", package: "handoff"),
                 .product(name: "HandoffTransport", package: "handoff"),
@@ -52,28 +48,6 @@ let package = Package(
             ],
             path: "Benchmarks/TransportRelay",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
-
-        // The macro benchmarks' client (scripts/bench runs it inside the lab's hosts): speaks the
-        // control socket directly, fetches over the peer protocol, and the bare-TCP reference.
-        .executableTarget(
-            name: "handoff-bench",
-            dependencies: [
-                "BenchSupport",
-                .product(name: "HandoffCore", package: "handoff"),
-                .product(name: "HandoffTransport", package: "handoff"),
-                .product(name: "HandoffTrust", package: "handoff"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            path: "Sources/handoff-bench"
-        ),
-
-        // Continuation-stream benchmarks, written as an app writes them: with HandoffKit.
-        .executableTarget(
-            name: "stream-bench",
-            dependencies: [.product(name: "HandoffKit", package: "handoff")],
-            path: "Sources/stream-bench"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -23,6 +23,8 @@ public actor Agent {
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
     let client: ContinuationClient<ContinuousClock>
+    /// Connections to peers kept open between continuations (``IdleConnectionPool``).
+    nonisolated let fetchPool: IdleConnectionPool<ContinuousClock>
     let dispatcher: ActivityDispatcher
     /// The bound peer port.
     public nonisolated let port: Int
@@ -107,10 +109,13 @@ public actor Agent {
         self.advertisedTXT = initialTXT
         self.advertiser = ServiceAdvertiser(
             name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: initialTXT, logger: logger)
+        let pool = IdleConnectionPool(clock: ContinuousClock())
+        self.fetchPool = pool
         self.client = ContinuationClient(
             connector: connector, clock: ContinuousClock(), hello: hello,
             limits: FrameLimits(maxUserInfoBytes: configuration.limits.maxUserInfoBytes),
-            timeouts: ContinuationTimeouts(connect: configuration.limits.connectTimeout, fetch: configuration.limits.fetchTimeout))
+            timeouts: ContinuationTimeouts(connect: configuration.limits.connectTimeout, fetch: configuration.limits.fetchTimeout),
+            pool: pool)
         self.dispatcher = ActivityDispatcher(configuration: configuration, logger: logger)
     }
 

@@ -225,6 +225,17 @@ public final class InMemoryFrameConnection: FrameConnection {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Closes the connection from the source's side, as an agent that stopped or dropped it:
+    /// frames already sent can still be read, then ``receive()`` returns nil.
+    public func closeFromSource() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.closedByPeer = true
+            s.sourceStopped = true
+            return Self.wake(&s)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
     // MARK: Inspection
 
     /// Every frame the client sent, in order (as the source received them).
@@ -272,7 +283,9 @@ public final class InMemoryFrameConnection: FrameConnection {
         case .lookUp(let request):
             let found = table.activity(id: request.activityID)
             apply(s.machine.lookedUp(found, request: request, now: source.now), table: table, &s)
-        case .notifyContinued, .openStreams, .receiveOpen, .pair, .exchangeKeys:
+        case .notifyContinued:
+            break  // as the agent: noted, and the connection stays open for the next fetch
+        case .openStreams, .receiveOpen, .pair, .exchangeKeys:
             s.sourceStopped = true
             s.closedByPeer = true
         case .sendAndClose(let frames, let reason):

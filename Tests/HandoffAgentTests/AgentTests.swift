@@ -282,8 +282,24 @@ struct AgentTests {
 
         let received = try Activity(json: try JSONValue(parsing: try #require(dir.contents("in.json"))))
         #expect(PropertyListValue.dictionary(received.userInfo).isIdentical(to: .dictionary(offered.userInfo)))
-        // The fetch, then the `continued` notification that lets the source's app know.
-        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7200, expectedIdentity: TestPeer.deviceID.bytes), PeerEndpoint(host: "127.0.0.1", port: 7200, expectedIdentity: TestPeer.deviceID.bytes)])
+        // The fetch, then the `continued` notification that lets the source's app know, on the
+        // same connection, which the agent keeps for the next continuation.
+        #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7200, expectedIdentity: TestPeer.deviceID.bytes)])
+        let connection = try #require(connector.connections.first)
+        #expect(connection.framesFromClient.map(\.kind) == [.hello, .fetch, .continued])
+
+        // A second continuation reuses it: the fetch alone, no new connection, no second hello.
+        _ = try await agent.continueActivity(id: offered.id).get()
+        #expect(connector.attempts.count == 1)
+        #expect(connection.framesFromClient.map(\.kind) == [.hello, .fetch, .continued, .fetch, .continued])
+        #expect(!connection.isClosedByClient)
+
+        // The source drops the idle connection (its agent restarted, say): the next continuation
+        // finds it closed before any answer and fetches again on a fresh connection, no error.
+        connection.closeFromSource()
+        _ = try await agent.continueActivity(id: offered.id).get()
+        #expect(connector.attempts.count == 2)
+        #expect(connector.connections.last?.framesFromClient.map(\.kind) == [.hello, .fetch, .continued])
     }
 
     @Test("continuing an activity with no handler and no URL is 4608 telling to add a handler")

@@ -26,6 +26,30 @@ final class DigestingSourceDelegate: HandoffApplicationDelegate, UserActivityDel
     }
 }
 
+/// A source app that writes before it reads: its first bytes leave the moment it accepts.
+final class GreetingSourceDelegate: HandoffApplicationDelegate, UserActivityDelegate {
+    func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { false }
+
+    func userActivity(_ activity: UserActivity, didReceive inputStream: ContinuationInputStream, outputStream: ContinuationOutputStream) async {
+        try? await outputStream.write(Array("hello from the source".utf8))
+        await outputStream.close()
+        do { for try await _ in inputStream {} } catch {}
+    }
+}
+
+/// The continuing app: collects every activity it is given.
+final class CollectingDelegate: HandoffApplicationDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var activities: [UserActivity] = []
+
+    func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool {
+        lock.withLock { activities.append(userActivity) }
+        return true
+    }
+
+    func takeAll() -> [UserActivity] { lock.withLock { defer { activities = [] }; return activities } }
+}
+
 /// The continuing app: keeps the activity it was given.
 final class KeepingDelegate: HandoffApplicationDelegate {
     let kept = Kept()
@@ -138,6 +162,51 @@ struct ContinuationStreamTests {
             group.cancelAll()
         }
         try? FileManager.default.removeItem(atPath: out)
+    }
+
+    @Test("a source app that writes the moment it accepts: its bytes never overtake streamAccepted (4 × 4 opens at once)")
+    func immediateWriter() async throws {
+        let source = try await AgentHarness.start(name: "src")
+        let destination = try await AgentHarness.start(name: "dst")
+        let sourceDelegate = GreetingSourceDelegate()
+        let collector = CollectingDelegate()
+        let appS = HandoffApplication(manifest: Self.manifest, socketPath: source.socketPath, delegate: sourceDelegate)
+        let appC = HandoffApplication(manifest: Self.manifest, socketPath: destination.socketPath, delegate: collector)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in [{ try await source.run() }, { try await destination.run() }, { try await appS.run() }, { try await appC.run() }] as [@Sendable () async throws -> Void] {
+                group.addTask { try await task() }
+            }
+            try await appS.waitUntilConnected()
+            try await appC.waitUntilConnected()
+            let activity = UserActivity(activityType: Self.notes.rawValue, application: appS)
+            activity.supportsContinuationStreams = true
+            activity.delegate = sourceDelegate
+            try await activity.becomeCurrent()
+            await source.introduce(to: destination)
+            // A few at once: the source's per-address limits (security.*) refuse large bursts.
+            for _ in 0..<4 {
+                for _ in 0..<4 { _ = try await destination.agent.continueActivity(id: activity.identifier).get() }
+                let continued = collector.takeAll()
+                #expect(continued.count == 4)
+                // At once, as the benchmark's concurrent streams (where the source app's first bytes
+                // once overtook `streamAccepted`, which the source agent now sends before it lets
+                // the app write).
+                let greetings = try await withThrowingTaskGroup(of: String.self) { opens in
+                    for activity in continued {
+                        opens.addTask {
+                            let streams = try await activity.getContinuationStreams()
+                            await streams.output.close()
+                            var greeting: [UInt8] = []
+                            for try await chunk in streams.input { greeting += chunk }
+                            return String(decoding: greeting, as: UTF8.self)
+                        }
+                    }
+                    return try await opens.reduce(into: []) { $0.append($1) }
+                }
+                #expect(greetings == Array(repeating: "hello from the source", count: continued.count))
+            }
+            group.cancelAll()
+        }
     }
 
     @Test("streams for an activity that does not support them are refused with 4609")

@@ -6,7 +6,7 @@
 // characters but looks them up by the raw name, so such names never match their thresholds.
 
 import Benchmark
-import BenchSupport
+import HandoffTestSupport
 import HandoffCore
 
 /// Tolerances for `swift package benchmark thresholds check` (compared at p90 with the files in
@@ -34,7 +34,7 @@ func coreConfiguration() -> Benchmark.Configuration {
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = coreConfiguration()
 
-    let userInfo = Fixtures.userInfo()
+    let userInfo = BenchmarkFixtures.userInfo()
     let userInfoBytes = PropertyListBinaryCoding.encode(userInfo)
     let userInfoFrame = Frame(kind: .userInfo, payload: userInfoBytes)
     let userInfoFrameBytes = userInfoFrame.bytes
@@ -73,7 +73,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: TXT record (ActivityAdvertisement)
 
-    let advertisement = Fixtures.advertisement()
+    let advertisement = BenchmarkFixtures.advertisement()
     let txt = advertisement.txtRecord
 
     Benchmark("TXT-build-current-activity-40-char-title") { benchmark in

@@ -10,7 +10,7 @@
 // Each benchmark iteration is one frame or chunk, so mallocCountTotal reads as "mallocs per op".
 
 import Benchmark
-import BenchSupport
+import HandoffTestSupport
 import HandoffCore
 import HandoffTransport
 import NIOCore
@@ -87,7 +87,7 @@ func wireBuffer(_ frame: Frame, allocator: ByteBufferAllocator = .init()) -> Byt
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = transportConfiguration()
 
-    let userInfoFrame = Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(Fixtures.userInfo()))
+    let userInfoFrame = Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(BenchmarkFixtures.userInfo()))
     let peerLimits = FrameLimits(maxUserInfoBytes: 3072)
 
     // MARK: NIO frame codec, one 3 KB userInfo frame
@@ -122,7 +122,7 @@ let benchmarks: @Sendable () -> Void = {
     // What FrameDecoder does for every read, complete frame or not: parse the 5-byte header
     // from a ByteBufferView. FrameHeader.init(bytes:) is generic over Collection and not
     // inlinable, so from HandoffTransport it runs unspecialized; its mallocs show here.
-    let firstRead = pieces(of: wireBuffer(Frame(kind: .activity, payload: Fixtures.payload(64 << 10))), size: 16 << 10)[0]
+    let firstRead = pieces(of: wireBuffer(Frame(kind: .activity, payload: BenchmarkFixtures.payload(64 << 10))), size: 16 << 10)[0]
     Benchmark("FrameHeader-from-ByteBufferView-per-read") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(FrameHeader(bytes: firstRead.viewBytes(at: firstRead.readerIndex, length: Frame.headerSize)!))
@@ -136,7 +136,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Harness-writeInbound-16KiB-read-no-codec") { benchmark in
         let channel = EmbeddedChannel(handler: SinkHandler())
         defer { _ = try? channel.finish() }
-        let read = pieces(of: wireBuffer(Frame(kind: .activity, payload: Fixtures.payload(16 << 10 - 5))), size: 16 << 10)[0]
+        let read = pieces(of: wireBuffer(Frame(kind: .activity, payload: BenchmarkFixtures.payload(16 << 10 - 5))), size: 16 << 10)[0]
         try channel.writeInbound(read)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -148,7 +148,7 @@ let benchmarks: @Sendable () -> Void = {
     // Stream chunks are not userInfo: up to 256 KiB here, so the limit is raised for the relay.
     let relayLimits = FrameLimits(maxFrameBytes: 1 << 20, maxUserInfoBytes: 3072)
     for size in [16 << 10, 64 << 10, 256 << 10] {
-        let chunk = Frame(kind: .activity, payload: Fixtures.payload(size))
+        let chunk = Frame(kind: .activity, payload: BenchmarkFixtures.payload(size))
         let label = "\(size >> 10)KiB"
 
         // The whole frame arrives in one read: a ByteBuffer in, a ByteBuffer out.

@@ -40,6 +40,8 @@ extension Agent {
         if reachable {
             logger.info("peer reachable again", metadata: ["handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)"])
         } else {
+            // Idle connections to it would only hold a continuation until its fetch deadline.
+            fetchPool.discard { $0.expectedIdentity == deviceID.bytes }
             logger.info("peer unreachable", metadata: [
                 "handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)",
                 "handoff.lastHeard": "\(lastHeard.map { Self.describe($0) } ?? "never")",

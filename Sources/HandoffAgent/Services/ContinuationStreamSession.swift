@@ -38,6 +38,15 @@ enum ContinuationStreamSession {
                 try await respond(.failure(.handoffFailed("no stream request with that streamID is waiting (it may have timed out)")))
                 return
             }
+            // `streamAccepted` goes to the peer before the app hears it may send: the app's first
+            // bytes travel on the same writer and must not overtake it.
+            do {
+                try await claim.peerOutbound.write(PeerMessage.streamAccepted.frame)
+            } catch {
+                claim.release.resume(returning: nil)
+                try await respond(.failure(.connectionUnavailable("the peer that asked for the streams is gone (\(error))")))
+                return
+            }
             try await respond(.success(.object([:])))
             claim.release.resume(returning: connection.outbound)
             // Fault injection (faults.stallStreamAfterBytes): the app's bytes stop here.

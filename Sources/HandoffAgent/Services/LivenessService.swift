@@ -69,6 +69,8 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                         if let closing = await perform(action) { group.addTask { await closing.close() } }
                     }
                 }
+                // Idle fetch connections past their time are closed here too, not only on the next fetch.
+                agent.fetchPool.prune()
                 do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
             }
             stopped = true

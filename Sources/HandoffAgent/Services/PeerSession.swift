@@ -51,6 +51,18 @@ public enum PeerSession {
                 for frame in frames { try await connection.outbound.write(frame) }
             case .lookUp(let request):
                 let faults = await agent.faults
+                // A connection may carry many fetches over a long time (the continuing agent keeps
+                // it for the next one): the fault and the pairing are checked again for each.
+                if faults.refuseConnections {
+                    logger.info("fault: refusing a fetch on an open connection", metadata: ["handoff.remote": "\(remote)"])
+                    return
+                }
+                if let peerID, await !agent.isPaired(peerID) {
+                    logger.info("refused a fetch from a device no longer paired", metadata: ["handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)"])
+                    try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
+                        message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame)
+                    return
+                }
                 let prepared: Result<(Activity, AppIdentity?)?, HandoffError>
                 if faults.advertiseGoneData {
                     logger.info("fault: answering as if the activity's data were gone", metadata: ["handoff.id": "\(request.activityID)"])
@@ -82,8 +94,8 @@ public enum PeerSession {
                 }
                 for frame in frames { try await connection.outbound.write(frame) }
             case .notifyContinued(let request):
+                // The connection stays open: the continuing agent may reuse it for its next fetch.
                 await agent.activityWasContinued(request, by: peerName)
-                return
             case .receiveOpen(let request):
                 try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
                                                   peer: peerName, agent: agent)
@@ -93,7 +105,7 @@ public enum PeerSession {
                 case .failure(let error):
                     try await connection.outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
                 case .success(let appOutbound):
-                    try await connection.outbound.write(PeerMessage.streamAccepted.frame)
+                    // The app's session has sent `streamAccepted` (before the app's first bytes).
                     // Peer to app here; the app's own session pumps app to peer.
                     try await StreamChannels.pump(&inbound, to: appOutbound)
                 }

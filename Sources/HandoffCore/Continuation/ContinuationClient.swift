@@ -26,13 +26,17 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
     public var hello: PeerHello
     public var limits: FrameLimits
     public var timeouts: ContinuationTimeouts
+    /// Idle connections kept between fetches; nil opens a connection for each and closes it.
+    public var pool: IdleConnectionPool<C>?
 
-    public init(connector: any PeerConnector, clock: C, hello: PeerHello, limits: FrameLimits, timeouts: ContinuationTimeouts) {
+    public init(connector: any PeerConnector, clock: C, hello: PeerHello, limits: FrameLimits, timeouts: ContinuationTimeouts,
+                pool: IdleConnectionPool<C>? = nil) {
         self.connector = connector
         self.clock = clock
         self.hello = hello
         self.limits = limits
         self.timeouts = timeouts
+        self.pool = pool
     }
 
     /// Fetches one activity. Returns the complete activity, or the coded error; never a part.
@@ -41,9 +45,18 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
     }
 
     /// Fetches one activity with the identity of the app that published it.
+    ///
+    /// With a ``pool``, an idle connection to the peer is used first (the fetch alone, one round
+    /// trip); if it turns out to have broken while idle (closed or failing before any answer),
+    /// the fetch is made again on a fresh connection, so a stale connection never costs a
+    /// failure. A connection that delivered goes back to the pool.
     public func fetchActivity(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String) async -> Result<FetchedActivity, HandoffError> {
         var machine = ContinuationStateMachine(request: request, hello: hello, peerName: peerName)
         _ = machine.start()
+        if let pooled = pool?.take(endpoint),
+           let result = await exchange(machine, over: pooled, reused: true, endpoint: endpoint) {
+            return result
+        }
 
         let connector = self.connector
         let limits = self.limits
@@ -53,45 +66,79 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         case .timedOut: return .failure(Self.error(machine.connectTimedOut(after: timeouts.connect)))
         case .failed(let error): return .failure(Self.error(machine.connectFailed("\(error)")))
         }
+        // A fresh connection is never stale: exchange answers.
+        return await exchange(machine, over: connection, reused: false, endpoint: endpoint)
+            ?? .failure(.handoffFailed("internal error: a fresh connection was taken for a stale one"))
+    }
 
-        guard case .send(let frames) = machine.connected() else { preconditionFailure("connected() must send") }
+    /// One fetch on an open connection. Nil when a `reused` connection broke before any answer
+    /// (it had gone stale while idle): the caller retries on a fresh one.
+    private func exchange(_ connecting: ContinuationStateMachine, over connection: any FrameConnection, reused: Bool,
+                          endpoint: PeerEndpoint) async -> Result<FetchedActivity, HandoffError>? {
+        var machine = connecting
+        guard case .send(let frames) = machine.connected(reused: reused) else { preconditionFailure("connected() must send") }
         let reader = machine
         let outcome = await deadline(timeouts.fetch, onTimeout: { await connection.close() }) {
-            () async throws -> (ContinuationStateMachine.Action, AppIdentity?) in
+            () async throws -> (action: ContinuationStateMachine.Action, source: AppIdentity?, answered: Bool) in
             var machine = reader
-            do { try await connection.send(frames) } catch { return (machine.receiveFailed(error), nil) }
+            do { try await connection.send(frames) } catch { return (machine.receiveFailed(error), nil, false) }
+            var answered = false
             while true {
                 let action: ContinuationStateMachine.Action
                 do {
-                    guard let frame = try await connection.receive() else { return (machine.closed(), nil) }
+                    guard let frame = try await connection.receive() else { return (machine.closed(), nil, answered) }
+                    answered = true
                     action = machine.received(frame)
                 } catch {
-                    return (machine.receiveFailed(error), nil)
+                    return (machine.receiveFailed(error), nil, answered)
                 }
                 if case .read = action { continue }
-                return (action, machine.source)
+                return (action, machine.source, answered)
             }
         }
-        await connection.close()
         switch outcome {
-        case .value(let (action, source)): return Self.result(action).map { FetchedActivity(activity: $0, source: source) }
-        case .timedOut: return .failure(Self.error(machine.fetchTimedOut(after: timeouts.fetch)))
-        case .failed(let error): return .failure(Self.error(machine.receiveFailed(error)))
+        case .value(let (action, source, answered)):
+            if case .deliver(let activity) = action {
+                if let pool { pool.put(connection, for: endpoint) } else { await connection.close() }
+                return .success(FetchedActivity(activity: activity, source: source))
+            }
+            await connection.close()
+            if reused && !answered { return nil }
+            return .failure(Self.error(action))
+        case .timedOut:
+            await connection.close()
+            return .failure(Self.error(machine.fetchTimedOut(after: timeouts.fetch)))
+        case .failed(let error):
+            await connection.close()
+            return .failure(Self.error(machine.receiveFailed(error)))
         }
     }
 
-    /// Tells the source agent its activity was continued: a new connection carrying hello and a
-    /// `continued` frame. Best effort: the handoff already happened, so a failure is only logged.
+    /// Tells the source agent its activity was continued with a `continued` frame: on an idle
+    /// connection from the ``pool`` when there is one (a write, no round trip), otherwise on a new
+    /// connection after the hello, which then goes to the pool. Best effort: the handoff already
+    /// happened, so a failure is only logged.
     public func notifyContinued(_ request: FetchRequest, at endpoint: PeerEndpoint) async -> HandoffError? {
+        let notice = PeerMessage.continued(request).frame
+        if let pool, let pooled = pool.take(endpoint) {
+            do {
+                try await pooled.send([notice])
+                pool.put(pooled, for: endpoint)
+                return nil
+            } catch {
+                await pooled.close()  // stale: a fresh connection below
+            }
+        }
         let connector = self.connector
         let limits = self.limits
-        let frames = [PeerMessage.hello(hello).frame, PeerMessage.continued(request).frame]
+        let pool = self.pool
+        let frames = [PeerMessage.hello(hello).frame, notice]
         let outcome = await deadline(timeouts.connect, onTimeout: {}) { () async throws -> Void in
             let connection = try await connector.connect(to: endpoint, limits: limits)
             do { try await connection.send(frames) } catch { await connection.close(); throw error }
-            // Wait for the source to close after it has read the frame.
-            _ = try? await connection.receive()
-            await connection.close()
+            // The source's hello (or its close) shows it has read ours; the notice follows it.
+            let answer = try? await connection.receive()
+            if let pool, answer?.kind == .hello { pool.put(connection, for: endpoint) } else { await connection.close() }
         }
         switch outcome {
         case .value: return nil

@@ -69,8 +69,14 @@ public struct ContinuationStateMachine: Sendable {
         return .connect
     }
 
-    public mutating func connected() -> Action {
+    /// The connection is open. A fresh one starts with the hello; a `reused` one (kept from an
+    /// earlier fetch, its hello already exchanged) carries the fetch alone.
+    public mutating func connected(reused: Bool = false) -> Action {
         guard case .connecting = state else { return .none }
+        if reused {
+            state = .awaitingActivity
+            return .send([PeerMessage.fetch(request).frame])
+        }
         state = .awaitingHello
         return .send([PeerMessage.hello(hello).frame, PeerMessage.fetch(request).frame])
     }

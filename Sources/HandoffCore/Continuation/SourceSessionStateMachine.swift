@@ -12,7 +12,8 @@ public struct SourceSessionStateMachine: Sendable {
         case send([Frame])
         /// Look the activity up, then call ``lookedUp(_:source:request:now:)``.
         case lookUp(FetchRequest)
-        /// The peer continued an activity of ours: tell its app; the peer closes next.
+        /// The peer continued an activity of ours: tell its app, and keep reading (the peer may
+        /// keep the connection for its next fetch).
         case notifyContinued(FetchRequest)
         /// The peer wants continuation streams: pair this connection with the activity's app; the
         /// connection carries stream frames from now on.

@@ -3,12 +3,14 @@
 //
 //   publish   --socket S [--bytes 3000] [--title T]             publish an activity, print its ID
 //   continue  [--socket S] --id ID --count N [--warmup W]       continue over the control socket
-//   fetch     --host H --port P --peer-id D --state DIR --id ID --count N [--concurrency C] [--warmup W] [--notify]
+//   fetch     --host H --port P --peer-id D --state DIR --id ID --count N [--concurrency C] [--warmup W] [--notify] [--reuse]
 //                                                               fetch from a peer port, like an agent:
 //                                                               TLS as the device whose identity is in
 //                                                               DIR (a paired host's stateDirectory),
 //                                                               pinned to device ID D (--notify: then
-//                                                               tell the source, as the agent does)
+//                                                               tell the source, as the agent does;
+//                                                               --reuse: keep connections between
+//                                                               fetches, as the agent does)
 //   rtt       [--socket S] [--command status] --count N         control-socket round trips
 //   spawn     --count N [--warmup W]                            run the handler `true` as the agent does
 //   ref-serve --port P [--request-bytes R --response-bytes B]   bare NIO TCP server (reference)
@@ -23,8 +25,9 @@
 //
 // Socket paths default to $HANDOFF_SOCKET (set by `scripts/lab exec hK`).
 
-import BenchSupport
+import HandoffAgent
 import HandoffCore
+import HandoffTestSupport
 import HandoffTransport
 import HandoffTrust
 import NIOCore
@@ -46,7 +49,7 @@ let benchHello = PeerHello(agentID: "b3ac4b3ac4b3ac4b3ac4b3ac4b3ac4b3", name: "h
 
 func publish(socket: String, bytes: Int, title: String) throws -> String {
     let connection = try ControlConnection(path: socket)
-    let activity = Fixtures.activity(title: title, userInfoBytes: bytes)
+    let activity = BenchmarkFixtures.activity(title: title, userInfoBytes: bytes)
     let result = try connection.call("publish", ["activity": activity.json])
     guard let id = result["id"]?.stringValue else { throw BenchError("publish returned no id") }
     return id
@@ -89,13 +92,14 @@ func runRoundTrips(socket: String, command: String, count: Int, warmup: Int) thr
 // MARK: - fetch (the agent-to-agent path)
 
 func runFetch(host: String, port: Int, peerID: DeviceID, state: String, id: UUID, count: Int, concurrency: Int, warmup: Int,
-              notify: Bool = false) async throws -> Samples {
+              notify: Bool = false, reuse: Bool = false) async throws -> Samples {
     let identity = try DeviceIdentity.loadOrCreate(directory: state, commonName: "handoff-bench")
     let tls = PeerClientTLS(tls: try PeerTLS(identity: identity), registry: nil)
     let connector = TCPPeerConnector(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2), tls: tls)
     let client = ContinuationClient(
         connector: connector, clock: ContinuousClock(), hello: benchHello, limits: FrameLimits(maxUserInfoBytes: 3072),
-        timeouts: ContinuationTimeouts(connect: .seconds(2), fetch: .seconds(5)))
+        timeouts: ContinuationTimeouts(connect: .seconds(2), fetch: .seconds(5)),
+        pool: reuse ? IdleConnectionPool(clock: ContinuousClock()) : nil)
     let endpoint = PeerEndpoint(host: host, port: port, expectedIdentity: peerID.bytes)
     // Warm-up: sequential.
     for _ in 0..<warmup {
@@ -149,8 +153,8 @@ func runConcurrently(
 
 func runSpawn(count: Int, warmup: Int) async -> Samples {
     var out = Samples()
-    let runner = HandlerRunner()
-    let activity = Fixtures.activity()
+    let runner = CommandRunner()  // the agent's own
+    let activity = BenchmarkFixtures.activity()
     let input = Array((activity.json.serialized + "\n").utf8)
     let environment = [
         "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue, "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
@@ -171,7 +175,7 @@ func runSpawn(count: Int, warmup: Int) async -> Samples {
 /// The bytes of one fetch exchange: what the continuing agent sends (hello + fetch) and what the
 /// source answers (hello + activity + userInfo), for the fixture activity.
 func exchangeSizes() -> (request: Int, response: Int) {
-    let activity = Fixtures.activity()
+    let activity = BenchmarkFixtures.activity()
     let request = FetchRequest(activityID: activity.id, continuationID: UUID())
     let sent = PeerMessage.hello(benchHello).frame.bytes.count + PeerMessage.fetch(request).frame.bytes.count
     let answered = PeerMessage.hello(benchHello).frame.bytes.count + PeerMessage.activity(activity).frame.bytes.count
@@ -205,7 +209,7 @@ final class ReferenceServerHandler: ChannelInboundHandler {
 
 func referenceServe(port: Int, requestBytes: Int, responseBytes: Int) async throws {
     var response = ByteBufferAllocator().buffer(capacity: responseBytes)
-    response.writeBytes(Fixtures.payload(responseBytes))
+    response.writeBytes(BenchmarkFixtures.payload(responseBytes))
     let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
         .serverChannelOption(.backlog, value: 256)
@@ -242,7 +246,7 @@ func referenceExchange(host: String, port: Int, request: ByteBuffer, responseByt
 
 func referencePing(host: String, port: Int, count: Int, concurrency: Int, warmup: Int, requestBytes: Int, responseBytes: Int) async -> Samples {
     var request = ByteBufferAllocator().buffer(capacity: requestBytes)
-    request.writeBytes(Fixtures.payload(requestBytes))
+    request.writeBytes(BenchmarkFixtures.payload(requestBytes))
     let message = request
     for _ in 0..<warmup { try? await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes) }
     let clock = ContinuousClock()
@@ -357,7 +361,7 @@ func runVisible(publishSocket: String, watchSocket: String, count: Int, schedule
             let wait = (due - clock.now).microseconds
             if wait > 0 { sleepMilliseconds(Int(wait / 1000)) }
         }
-        let activity = Fixtures.activity(title: "Change \(i)")
+        let activity = BenchmarkFixtures.activity(title: "Change \(i)")
         publishedAt.append(.integer(realtimeNanoseconds()))
         let start = clock.now
         if i == 0 { due = start }
@@ -560,7 +564,7 @@ func run() async throws {
             host: try args.string("host"), port: try args.int("port"), peerID: peerID, state: try args.string("state"),
             id: id, count: try args.int("count"),
             concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
-            notify: args.flag("notify")
+            notify: args.flag("notify"), reuse: args.flag("reuse")
         ).printJSON()
     case "spawn":
         await runSpawn(count: try args.int("count"), warmup: try args.int("warmup", default: 20)).printJSON()

@@ -6,8 +6,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Inputs shared by the micro benchmarks and the macro client, so both measure the same bytes.
-public enum Fixtures {
+/// Inputs shared by the micro benchmarks (Benchmarks/) and the macro benchmarks' client
+/// (handoff-bench), so both measure the same bytes.
+public enum BenchmarkFixtures {
     /// The activity type the macro benchmarks publish (h2's handler takes it).
     public static let activityType = ActivityType(rawValue: "com.example.bench.edit")!
 
