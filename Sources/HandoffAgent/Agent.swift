@@ -24,7 +24,7 @@ public actor Agent {
     nonisolated let advertiser: ServiceAdvertiser
     let client: ContinuationClient<ContinuousClock>
     /// Connections to peers kept open between continuations (``IdleConnectionPool``).
-    nonisolated let fetchPool: IdleConnectionPool<ContinuousClock>
+    public nonisolated let fetchPool: IdleConnectionPool<ContinuousClock>
     let dispatcher: ActivityDispatcher
     /// The bound peer port.
     public nonisolated let port: Int
