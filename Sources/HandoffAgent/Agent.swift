@@ -597,20 +597,31 @@ public actor Agent {
             ]
             if let source = fetched.source { event["sourceApplication"] = .string(source.bundleID) }
             handlerStarted = true
+            // Recorded before the app hears of it: an app may open streams (openStreams, by this
+            // continuationID) as soon as it has the activity, before its reply reaches the agent.
+            deliveredToApps.append((request.continuationID, activity.id, peer))
+            if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
             let reply = await ask(app.link, event: "continue", event, timeout: configuration.limits.handlerTimeout)
-            guard let reply else {
-                return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
+            guard let reply, reply["handled"]?.boolValue == true else {
+                deliveredToApps.removeAll { $0.continuationID == request.continuationID }
+                guard reply != nil else {
+                    return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
+                }
+                // The app declined: the handlers, then the web page, as when no app takes it.
+                logger.info("app declined the activity", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
+                return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
             }
-            if reply["handled"]?.boolValue == true {
-                response["by"] = .string("app")
-                response["app"] = .string(app.manifest.identity.bundleID)
-                deliveredToApps.append((request.continuationID, activity.id, peer))
-                if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
-                return .success(.object(response))
-            }
-            // The app declined: the handlers, then the web page, as when no app takes it.
-            logger.info("app declined the activity", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
+            response["by"] = .string("app")
+            response["app"] = .string(app.manifest.identity.bundleID)
+            return .success(.object(response))
         }
+        return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
+    }
+
+    /// The configured handlers, then the web page: for an activity no app took.
+    private func deliverToHandlers(_ activity: Activity, from peer: PeerRecord, response: [String: JSONValue],
+                                   handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
+        var response = response
         let timeout = configuration.limits.handlerTimeout
         let streams: @Sendable ([String], [String: String]) async -> Result<CommandOutcome, HandoffError> = { command, environment in
             await StreamingCommand.run(command, environment: environment, timeout: timeout, source: peer, activityID: activity.id, agent: self)
