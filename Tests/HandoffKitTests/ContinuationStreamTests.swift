@@ -164,14 +164,16 @@ struct ContinuationStreamTests {
         try? FileManager.default.removeItem(atPath: out)
     }
 
-    @Test("a source app that writes the moment it accepts: its bytes never overtake streamAccepted (4 × 4 opens at once)")
-    func immediateWriter() async throws {
+    /// Two agents, a source app S with `sourceDelegate` and a continuing app C with
+    /// `continuingDelegate`; `body` gets S's published activity (streams supported when
+    /// `streams`), already introduced to the continuing agent.
+    func withApps(source sourceDelegate: some HandoffApplicationDelegate & UserActivityDelegate,
+                  continuing continuingDelegate: some HandoffApplicationDelegate, streams: Bool = true,
+                  _ body: @Sendable (AgentHarness, UserActivity) async throws -> Void) async throws {
         let source = try await AgentHarness.start(name: "src")
         let destination = try await AgentHarness.start(name: "dst")
-        let sourceDelegate = GreetingSourceDelegate()
-        let collector = CollectingDelegate()
         let appS = HandoffApplication(manifest: Self.manifest, socketPath: source.socketPath, delegate: sourceDelegate)
-        let appC = HandoffApplication(manifest: Self.manifest, socketPath: destination.socketPath, delegate: collector)
+        let appC = HandoffApplication(manifest: Self.manifest, socketPath: destination.socketPath, delegate: continuingDelegate)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in [{ try await source.run() }, { try await destination.run() }, { try await appS.run() }, { try await appC.run() }] as [@Sendable () async throws -> Void] {
                 group.addTask { try await task() }
@@ -179,10 +181,19 @@ struct ContinuationStreamTests {
             try await appS.waitUntilConnected()
             try await appC.waitUntilConnected()
             let activity = UserActivity(activityType: Self.notes.rawValue, application: appS)
-            activity.supportsContinuationStreams = true
+            activity.supportsContinuationStreams = streams
             activity.delegate = sourceDelegate
             try await activity.becomeCurrent()
             await source.introduce(to: destination)
+            try await body(destination, activity)
+            group.cancelAll()
+        }
+    }
+
+    @Test("a source app that writes the moment it accepts: its bytes never overtake streamAccepted (4 × 4 opens at once)")
+    func immediateWriter() async throws {
+        let collector = CollectingDelegate()
+        try await withApps(source: GreetingSourceDelegate(), continuing: collector) { destination, activity in
             // A few at once: the source's per-address limits (security.*) refuse large bursts.
             for _ in 0..<4 {
                 for _ in 0..<4 { _ = try await destination.agent.continueActivity(id: activity.identifier).get() }
@@ -205,31 +216,17 @@ struct ContinuationStreamTests {
                 }
                 #expect(greetings == Array(repeating: "hello from the source", count: continued.count))
             }
-            group.cancelAll()
         }
     }
 
     @Test("streams for an activity that does not support them are refused with 4609")
     func unsupported() async throws {
-        let source = try await AgentHarness.start(name: "src")
-        let destination = try await AgentHarness.start(name: "dst")
         let keeper = KeepingDelegate()
-        let appS = HandoffApplication(manifest: Self.manifest, socketPath: source.socketPath, delegate: DigestingSourceDelegate())
-        let appC = HandoffApplication(manifest: Self.manifest, socketPath: destination.socketPath, delegate: keeper)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for task in [{ try await source.run() }, { try await destination.run() }, { try await appS.run() }, { try await appC.run() }] as [@Sendable () async throws -> Void] {
-                group.addTask { try await task() }
-            }
-            try await appS.waitUntilConnected()
-            try await appC.waitUntilConnected()
-            let activity = UserActivity(activityType: Self.notes.rawValue, application: appS)
-            try await activity.becomeCurrent()
-            await source.introduce(to: destination)
+        try await withApps(source: DigestingSourceDelegate(), continuing: keeper, streams: false) { destination, activity in
             _ = try await destination.agent.continueActivity(id: activity.identifier).get()
             let continued = try #require(keeper.kept.get())
             let error = await #expect(throws: HandoffError.self) { try await continued.getContinuationStreams() }
             #expect(error?.code == .userActivityConnectionUnavailable)
-            group.cancelAll()
         }
     }
 }

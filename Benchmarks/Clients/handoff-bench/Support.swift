@@ -1,4 +1,11 @@
+import HandoffAgent
 import HandoffCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -189,29 +196,12 @@ func connectControl(_ path: String) -> ControlConnection? {
 
 // MARK: - Processes
 
-/// Starts `/bin/sh -c "exec CMD"`; the returned pid is CMD's once it has exec'd. The child gets
-/// an empty signal mask and default SIGTERM/SIGINT (the spawning thread may block signals).
-func spawnShell(_ command: String, actions: UnsafePointer<posix_spawn_file_actions_t>? = nil) throws -> pid_t {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGTERM)
-    sigaddset(&defaults, SIGINT)
-    sigaddset(&defaults, SIGPIPE)
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-    var pid: pid_t = 0
-    let argv = ["/bin/sh", "-c", "exec " + command]
-    let cArgs = argv.map { strdup($0) } + [nil]
-    defer { cArgs.forEach { free($0) } }
-    let status = posix_spawn(&pid, "/bin/sh", actions, &attributes, cArgs, environ)
-    guard status == 0 else { throw BenchError("posix_spawn: \(String(cString: strerror(status)))") }
-    return pid
+/// Starts `/bin/sh -c "exec CMD"` as the agent starts a handler (HandoffAgent's ChildProcess: its
+/// own process group, default signals, an empty mask); the returned pid is CMD's once it has
+/// exec'd. stdin is /dev/null, stderr this process's.
+func spawnShell(_ command: String, stdout: ChildProcess.Stream = .descriptor(STDOUT_FILENO)) throws -> pid_t {
+    try ChildProcess.spawn(["/bin/sh", "-c", "exec " + command], environment: ProcessInfo.processInfo.environment,
+                           stdout: stdout, stderr: .descriptor(STDERR_FILENO)).pid
 }
 
 /// Sends `signal` and waits up to `timeoutMs` for the process to exit (then SIGKILL).

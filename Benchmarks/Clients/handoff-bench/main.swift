@@ -434,12 +434,10 @@ final class LineReader: Sendable {
     init(command: String) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw BenchError("pipe") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        let spawned = Result { try spawnShell(command, actions: &actions) }
+        // Neither end leaks into the child; its stdout is a duplicate of the write end.
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        let spawned = Result { try spawnShell(command, stdout: .descriptor(fds[1])) }
         close(fds[1])
         self.pid = try spawned.get()
         let readFD = fds[0]
