@@ -283,7 +283,7 @@ public actor Agent {
             return
         }
         logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(handle.pid)"])
-        DispatchQueue.global().async { _ = ChildProcess.wait(handle) }  // reap it when it exits
+        ChildProcess.runBlocking { _ = ChildProcess.wait(handle) }  // reap it when it exits
         await waitForAnswer(timeout: configuration.limits.handlerTimeout) { (continuation: CheckedContinuation<Void, Never>) in
             registrationWaiters[bundleID, default: []].append(continuation)
         } expire: {

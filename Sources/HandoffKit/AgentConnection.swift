@@ -82,7 +82,7 @@ final class AgentConnection: Sendable {
         body["requestID"] = .integer(id)
         body["command"] = .string(command)
         do {
-            try await connection.send([Frame(kind: .controlRequest, payload: Array(JSONValue.object(body).serialized.utf8))])
+            try await connection.send([Frame(kind: .controlRequest, payload: JSONValue.object(body).serializedBytes)])
         } catch {
             state.withLock { _ = $0.open.remove(id) }
             return .failure(.connectionUnavailable("cannot reach the handoff agent: \(error)"))

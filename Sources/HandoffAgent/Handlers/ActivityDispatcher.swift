@@ -33,7 +33,7 @@ public struct ActivityDispatcher: Sendable {
                         streams: (@Sendable (_ command: [String], _ environment: [String: String]) async -> Result<CommandOutcome, HandoffError>)? = nil)
         async -> Result<Delivery, HandoffError>
     {
-        let input = Array((activity.json.serialized + "\n").utf8)
+        let input = activity.json.serializedBytes + [UInt8(ascii: "\n")]
         let environment = [
             "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue,
             "HANDOFF_ACTIVITY_ID": activity.id.uuidString,

@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 private typealias FileActions = posix_spawn_file_actions_t
@@ -84,6 +86,16 @@ public enum ChildProcess {
         let signal = status & 0x7f
         if signal == 0 { return .exited((status >> 8) & 0xff) }
         return .signalled(signal)
+    }
+
+    /// Runs `work`, which blocks (`waitpid`, writing a child's stdin), on a thread of its own.
+    ///
+    /// Never on `DispatchQueue.global()`: on Linux its pool has one thread per core, so two
+    /// blocked waits on a 2-core host would hold back every timer on it, the ones that end overdue
+    /// handlers included. A serial queue of its own runs on Dispatch's overcommitting pool, which
+    /// adds a thread whenever the others are busy.
+    public static func runBlocking(_ work: @escaping @Sendable () -> Void) {
+        DispatchQueue(label: "handoff.child-process").async(execute: work)
     }
 
     /// Sends a signal to the child's whole process group.

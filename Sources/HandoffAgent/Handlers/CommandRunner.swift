@@ -62,7 +62,7 @@ public struct CommandRunner: Sendable {
         let finished = Mutex(false)
         return await withCheckedContinuation { (continuation: CheckedContinuation<CommandOutcome, Never>) in
             // Feed stdin on its own thread: a handler that does not read must not block the wait.
-            DispatchQueue.global().async {
+            ChildProcess.runBlocking {
                 input.withUnsafeBytes { buffer in
                     var offset = 0
                     while offset < buffer.count {
@@ -82,7 +82,7 @@ public struct CommandRunner: Sendable {
                     if !finished.withLock({ $0 }) { ChildProcess.signalGroup(handle, SIGKILL) }
                 }
             }
-            DispatchQueue.global().async {
+            ChildProcess.runBlocking {
                 let outcome = ChildProcess.wait(handle)
                 finished.withLock { $0 = true }
                 continuation.resume(returning: timedOut.withLock { $0 } ? .timedOut : outcome)

@@ -101,7 +101,7 @@ enum StreamingCommand {
         close(toChild[0])
         close(fromChild[1])
         let exited = AsyncStream.makeStream(of: CommandOutcome.self)
-        DispatchQueue.global().async {
+        ChildProcess.runBlocking {
             exited.continuation.yield(ChildProcess.wait(handle))
             exited.continuation.finish()
         }

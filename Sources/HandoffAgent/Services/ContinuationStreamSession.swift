@@ -29,7 +29,7 @@ enum ContinuationStreamSession {
         let requestID = body["requestID"]
         func respond(_ result: Result<JSONValue, HandoffError>) async throws {
             try await connection.outbound.write(Frame(kind: .controlResponse,
-                                                       payload: Array(ControlProtocol.responseJSON(result, requestID: requestID).serialized.utf8)))
+                                                       payload: ControlProtocol.responseJSON(result, requestID: requestID).serializedBytes))
         }
         if command == "acceptStreams" {
             guard let streamID = body["streamID"]?.stringValue.flatMap(UUID.init(uuidString:)),

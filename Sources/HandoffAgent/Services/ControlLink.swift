@@ -27,7 +27,7 @@ public actor ControlLink {
     @discardableResult
     public func send(_ body: JSONValue) async -> Bool {
         do {
-            try await outbound.write(Frame(kind: .controlResponse, payload: Array(body.serialized.utf8)))
+            try await outbound.write(Frame(kind: .controlResponse, payload: body.serializedBytes))
             return true
         } catch {
             return false

@@ -27,7 +27,7 @@ public enum ControlSession {
         if let uid = connection.peerUID, uid != getuid() {
             let error = HandoffError.connectionUnavailable(
                 "this agent belongs to uid \(getuid()) and refuses processes of uid \(uid); run your own handoffd (each user has one)")
-            try await connection.outbound.write(Frame(kind: .controlResponse, payload: Array(ControlProtocol.responseJSON(.failure(error)).serialized.utf8)))
+            try await connection.outbound.write(Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(.failure(error)).serializedBytes))
             return
         }
         var inbound = connection.inbound.makeAsyncIterator()

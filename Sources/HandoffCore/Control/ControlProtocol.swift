@@ -15,12 +15,12 @@ public enum ControlProtocol {
     public static func request(_ command: String, _ arguments: [String: JSONValue] = [:]) -> Frame {
         var members = arguments
         members["command"] = .string(command)
-        return Frame(kind: .controlRequest, payload: Array(JSONValue.object(members).serialized.utf8))
+        return Frame(kind: .controlRequest, payload: JSONValue.object(members).serializedBytes)
     }
 
     /// A response frame.
     public static func response(_ result: Result<JSONValue, HandoffError>) -> Frame {
-        Frame(kind: .controlResponse, payload: Array(responseJSON(result).serialized.utf8))
+        Frame(kind: .controlResponse, payload: responseJSON(result).serializedBytes)
     }
 
     /// A response body: `{"ok": ...}` or `{"error": {...}}`, with the request's `requestID`.

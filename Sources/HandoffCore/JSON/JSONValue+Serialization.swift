@@ -1,70 +1,77 @@
 extension JSONValue {
     /// The JSON text: compact, with object keys sorted so output is deterministic.
-    public var serialized: String {
-        var out = ""
+    public var serialized: String { String(decoding: serializedBytes, as: UTF8.self) }
+
+    /// ``serialized`` as UTF-8 bytes, built directly as bytes (what frames and pipes carry).
+    public var serializedBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out, indent: nil, level: 0)
         return out
     }
 
     /// The JSON text indented by two spaces per level, keys sorted.
     public var prettySerialized: String {
-        var out = ""
-        write(to: &out, indent: "  ", level: 0)
-        return out
+        var out: [UInt8] = []
+        write(to: &out, indent: Array("  ".utf8), level: 0)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func write(to out: inout String, indent: String?, level: Int) {
+    private func write(to out: inout [UInt8], indent: [UInt8]?, level: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .number(let n): out += n.utf8
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let elements):
-            if elements.isEmpty { out += "[]"; return }
-            out += "["
+            if elements.isEmpty { out += "[]".utf8; return }
+            out.append(UInt8(ascii: "["))
             for (i, element) in elements.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 Self.newline(&out, indent, level + 1)
                 element.write(to: &out, indent: indent, level: level + 1)
             }
             Self.newline(&out, indent, level)
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            out += "{"
+            if members.isEmpty { out += "{}".utf8; return }
+            out.append(UInt8(ascii: "{"))
             for (i, key) in members.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 Self.newline(&out, indent, level + 1)
                 Self.writeString(key, to: &out)
-                out += indent == nil ? ":" : ": "
+                out.append(UInt8(ascii: ":"))
+                if indent != nil { out.append(UInt8(ascii: " ")) }
                 members[key]!.write(to: &out, indent: indent, level: level + 1)
             }
             Self.newline(&out, indent, level)
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func newline(_ out: inout String, _ indent: String?, _ level: Int) {
+    private static func newline(_ out: inout [UInt8], _ indent: [UInt8]?, _ level: Int) {
         guard let indent else { return }
-        out += "\n"
+        out.append(UInt8(ascii: "\n"))
         for _ in 0..<level { out += indent }
     }
 
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A JSON string literal: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or
+    /// `\u00XX`; every other byte of the UTF-8 as it is (multi-byte sequences are all ≥ 0x80).
+    private static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += #"\""#.utf8
+            case UInt8(ascii: "\\"): out += #"\\"#.utf8
+            case UInt8(ascii: "\n"): out += #"\n"#.utf8
+            case UInt8(ascii: "\r"): out += #"\r"#.utf8
+            case UInt8(ascii: "\t"): out += #"\t"#.utf8
+            case 0..<0x20: out += #"\u00"#.utf8 + [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
