@@ -56,31 +56,26 @@ func publish(socket: String, bytes: Int, title: String) throws -> String {
 }
 
 func runContinue(socket: String, id: String, count: Int, warmup: Int) throws -> Samples {
-    var out = Samples()
-    let connection = try ControlConnection(path: socket)
-    let clock = ContinuousClock()
-    for i in 0..<(warmup + count) {
-        let start = clock.now
-        do {
-            let result = try connection.call("continue", ["id": .string(id)])
-            guard result["handled"]?.boolValue == true else { throw BenchError("not handled: \(result.serialized)") }
-            if i >= warmup { out.samples.append((clock.now - start).microseconds) }
-        } catch {
-            if i >= warmup { out.fail("\(error)") }
-        }
+    try timedCalls(socket: socket, count: count, warmup: warmup) { connection in
+        let result = try connection.call("continue", ["id": .string(id)])
+        guard result["handled"]?.boolValue == true else { throw BenchError("not handled: \(result.serialized)") }
     }
-    return out
 }
 
 /// Round trips of a cheap control command (the control socket and the agent actor alone).
 func runRoundTrips(socket: String, command: String, count: Int, warmup: Int) throws -> Samples {
+    try timedCalls(socket: socket, count: count, warmup: warmup) { connection in _ = try connection.call(command) }
+}
+
+/// Times `warmup + count` calls of `call` on one control connection, keeping the last `count`.
+func timedCalls(socket: String, count: Int, warmup: Int, _ call: (ControlConnection) throws -> Void) throws -> Samples {
     var out = Samples()
     let connection = try ControlConnection(path: socket)
     let clock = ContinuousClock()
     for i in 0..<(warmup + count) {
         let start = clock.now
         do {
-            _ = try connection.call(command)
+            try call(connection)
             if i >= warmup { out.samples.append((clock.now - start).microseconds) }
         } catch {
             if i >= warmup { out.fail("\(error)") }
