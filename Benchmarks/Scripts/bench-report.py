@@ -227,7 +227,15 @@ class Report:
             self.add(section, f"throughput, 1 stream of {mib:.0f} MiB", f"{one.get('throughput_mib_s', 0):.0f} MiB/s",
                      f"{rt:.0f} MiB/s (one bare TCP connection, same bytes)" if rt else "n/a", "", None)
             if rt:
-                self.add(section, "  ÷ reference", f"{one.get('throughput_mib_s', 0) / rt:.2f}×", "1×", "", None)
+                ratio = one.get('throughput_mib_s', 0) / rt
+                self.add(section, "  ÷ reference", f"{ratio:.2f}×", "1×", "≥ 0.5×", ratio >= 0.5)
+            relayed = load_json(self.dir, "stream-relayed-reference.json")
+            if relayed and relayed.get("throughput_mib_s"):
+                rr = relayed["throughput_mib_s"]
+                self.add(section, "  the design's ceiling: two bare relays on the same path",
+                         f"{one.get('throughput_mib_s', 0) / rr:.2f}× of it",
+                         f"{rr:.0f} MiB/s (C relays, no TLS, no framing; {rr / rt:.2f}× the bare connection)" if rt else f"{rr:.0f} MiB/s",
+                         "", None)
             self.add(section, "  errors (attempts that failed to open; retried up to 3 times)", str(one.get("errors", 0)), "", "0", one.get("errors", 0) == 0)
         if many and rss:
             section = f"Continuation streams (HandoffKit apps, h1 → h2 through both agents)"
