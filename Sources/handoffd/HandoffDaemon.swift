@@ -31,12 +31,6 @@ struct HandoffDaemon: AsyncParsableCommand {
         // threads grow the RSS by 100+ MB that is never returned (measured: +165 MB over a 1 GiB
         // stream with the default, +10 MB with two).
         _ = handoff_limit_malloc_arenas(2)
-        // Relayed stream frames and TLS records come in buffers of 64 to 256 KiB. glibc's default
-        // maps each buffer of 128 KiB or more afresh and trims the heap beyond 128 KiB, so every
-        // such buffer cost zero-filled page faults: 40,000 to 60,000 per GiB relayed (measured
-        // with /proc/PID/stat during a stream). Kept in the heap: 2,000 to 4,000. The cost is at
-        // most 4 MiB of free heap kept per arena after a burst.
-        _ = handoff_reuse_large_allocations(1 << 20, 4 << 20)
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
         umask(0o077)  // everything the agent creates is private to its user
         signal(SIGPIPE, SIG_IGN)  // a handler that closes its stdin early must not kill the agent
