@@ -239,9 +239,19 @@ final class FaultMatrixTests: LabTestCase {
             let id = try publishListed("exactly once \(run)")
             let before = try deliveries()
             let key = UUID().uuidString
-            try fault("set", "payloadDelayMs=500")
-            // The first attempt's caller goes away before the answer (kill after 0.2 s).
-            _ = try lab.exec("h2", ["timeout", "-s", "KILL", "0.2", lab.handoffCLI, "continue", id, "--idempotency-key", key, "--json"])
+            try fault("set", "payloadDelayMs=1000")
+            // The first attempt's caller goes away before the answer: it is killed once h1 holds
+            // the payload back, so the continuation is known to be under way. (A kill after a
+            // fixed 0.2 s could come before a slow CLI had even sent its request, and the retry
+            // was then the first attempt.)
+            let h1Log = "\(try lab.path("h1"))/handoffd.log"
+            let mark = lab.logLines(h1Log).count
+            let first = try lab.startBackground("h2", [lab.handoffCLI, "continue", id, "--idempotency-key", key, "--json"],
+                                                log: "\(try lab.path("h2"))/exactly-once-\(run).log")
+            try lab.waitUntil("h1 holding back the payload of the first attempt", timeout: 10) {
+                lab.logLines(h1Log).dropFirst(mark).contains { $0.contains("fault: delaying payload") }
+            }
+            kill(first, SIGKILL)
             let retry = try lab.handoff("h2", "continue", id, "--idempotency-key", key, "--json")
             try fault("clear")
             let response = try JSONSerialization.jsonObject(with: Data(retry.stdout.utf8)) as? [String: Any] ?? [:]
