@@ -121,6 +121,15 @@ static void write_all(int fd, const char *p, size_t n) {
     }
 }
 
+/* read(2), retried on EINTR; 0 at EOF. */
+static ssize_t read_some(int fd, char *p, size_t n) {
+    for (;;) {
+        ssize_t r = read(fd, p, n);
+        if (r >= 0) return r;
+        if (errno != EINTR) die("read");
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) usage();
     static char buffer[BUFFER_BYTES];
@@ -132,16 +141,8 @@ int main(int argc, char **argv) {
         int fd = accept_one(argv[2]);
         long long total = 0;
         double start = 0;
-        for (;;) {
-            ssize_t r = read(fd, buffer, sizeof buffer);
-            if (r < 0) {
-                if (errno == EINTR) continue;
-                die("read");
-            }
-            if (r == 0) break;
+        for (ssize_t r; (r = read_some(fd, buffer, sizeof buffer)) > 0; total += r)
             if (total == 0) start = now_s();
-            total += r;
-        }
         double seconds = now_s() - start;
         if (bytes >= 0 && total != bytes) {
             fprintf(stderr, "relay-ref: read %lld bytes, expected %lld\n", total, bytes);
@@ -155,15 +156,7 @@ int main(int argc, char **argv) {
         if (argc < 4) usage();
         int in = accept_one(argv[2]);
         int out = connect_to(argv[3]);
-        for (;;) {
-            ssize_t r = read(in, buffer, sizeof buffer);
-            if (r < 0) {
-                if (errno == EINTR) continue;
-                die("read");
-            }
-            if (r == 0) break;
-            write_all(out, buffer, (size_t)r);
-        }
+        for (ssize_t r; (r = read_some(in, buffer, sizeof buffer)) > 0;) write_all(out, buffer, (size_t)r);
         shutdown(out, SHUT_WR);
         while (read(out, buffer, sizeof buffer) > 0) {}
         return 0;
