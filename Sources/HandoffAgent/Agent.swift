@@ -76,9 +76,13 @@ public actor Agent {
     /// Continuations delivered to apps, newest last: where their activity came from, so the app
     /// can ask for continuation streams.
     private var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
+    /// The continuation stream pairs this agent relays.
+    nonisolated let streamRelays = StreamRelays()
+    /// Continuation stream pairs relayed now, as either side's agent (`handoff status`).
+    public nonisolated var openStreamPairs: Int { streamRelays.open }
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
-    private var pendingStreams: [UUID: (peerOutbound: NIOAsyncChannelOutboundWriter<Frame>,
-                                        continuation: CheckedContinuation<NIOAsyncChannelOutboundWriter<Frame>?, Never>)] = [:]
+    private var pendingStreams: [UUID: (peer: StreamConnectionEnd, relay: StreamRelay,
+                                        continuation: CheckedContinuation<StreamConnectionEnd?, Never>)] = [:]
 
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
@@ -386,10 +390,10 @@ public actor Agent {
     }
 
     /// A peer asks for streams to one of our activities: the owning app gets `streamsRequested`
-    /// and must accept (``acceptStreams(_:appOutbound:)``) within `limits.fetchTimeout`. Returns
-    /// the app connection's writer.
-    public func awaitStreamApp(_ request: StreamRequest, peerOutbound: NIOAsyncChannelOutboundWriter<Frame>) async
-        -> Result<NIOAsyncChannelOutboundWriter<Frame>, HandoffError>
+    /// and must accept (`acceptStreams`, ``claimStreams(_:)``) within `limits.fetchTimeout`.
+    /// Returns the app connection's end.
+    func awaitStreamApp(_ request: StreamRequest, peer: StreamConnectionEnd, relay: StreamRelay) async
+        -> Result<StreamConnectionEnd, HandoffError>
     {
         guard let activity = store.activity(id: request.activityID) else {
             return .failure(.handoffFailed("activity \(request.activityID) is no longer offered by \(configuration.name)"))
@@ -401,8 +405,8 @@ public actor Agent {
             return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
         }
         let timeout = configuration.limits.fetchTimeout
-        let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<NIOAsyncChannelOutboundWriter<Frame>?, Never>) in
-            pendingStreams[request.streamID] = (peerOutbound, continuation)
+        let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<StreamConnectionEnd?, Never>) in
+            pendingStreams[request.streamID] = (peer, relay, continuation)
         } start: {
             await self.tell(app.link, event: "streamsRequested", [
                 "activityID": .string(request.activityID.uuidString), "streamID": .string(request.streamID.uuidString),
@@ -421,13 +425,13 @@ public actor Agent {
         pendingStreams.removeValue(forKey: streamID)?.continuation.resume(returning: nil)
     }
 
-    /// The source app claims a stream request: returns the peer connection's writer and the
-    /// continuation that releases the peer's session with the app's writer (call it after the app
-    /// has its answer), or nil when no request with this ID is waiting.
-    public func claimStreams(_ streamID: UUID) -> (peerOutbound: NIOAsyncChannelOutboundWriter<Frame>,
-                                                   release: CheckedContinuation<NIOAsyncChannelOutboundWriter<Frame>?, Never>)? {
+    /// The source app claims a stream request: returns the peer connection's end, the pair's
+    /// relay, and the continuation that releases the peer's session with the app's end (call it
+    /// after the app has its answer), or nil when no request with this ID is waiting.
+    func claimStreams(_ streamID: UUID) -> (peer: StreamConnectionEnd, relay: StreamRelay,
+                                            release: CheckedContinuation<StreamConnectionEnd?, Never>)? {
         guard let pending = pendingStreams.removeValue(forKey: streamID) else { return nil }
-        return (pending.peerOutbound, pending.continuation)
+        return (pending.peer, pending.relay, pending.continuation)
     }
 
     // MARK: Peers
@@ -664,6 +668,7 @@ public actor Agent {
             }),
             "peers": .integer(directory.all.count),
             "apps": .array(apps.values.map { $0.manifest.json }),
+            "streamPairs": .integer(openStreamPairs),
         ])
     }
 

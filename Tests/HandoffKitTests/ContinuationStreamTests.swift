@@ -126,12 +126,25 @@ struct ContinuationStreamTests {
             for try await chunk in streams.input { reply += chunk }
             let elapsed = ContinuousClock.now - start
             #expect(String(decoding: reply, as: UTF8.self) == expected)
+            // Both directions have ended: each agent closes the pair's two connections (they used
+            // to stay open for good, each agent waiting for the other to close).
+            #expect(await Self.pairsClose([source.agent, destination.agent]), "stream pairs still open: \(source.agent.openStreamPairs), \(destination.agent.openStreamPairs)")
             if size >= 1 << 20 {
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                 print("continuation stream: \(size >> 20) MiB through two agents in \(elapsed) (\(Int(Double(size) / seconds / 1e6)) MB/s, debug build)")
             }
             group.cancelAll()
         }
+    }
+
+    /// Whether every agent's relayed stream pairs have closed, polled for up to 10 s (the closes
+    /// follow the last frames on the agents' event loops).
+    static func pairsClose(_ agents: [Agent]) async -> Bool {
+        for _ in 0..<1000 {
+            if agents.allSatisfy({ $0.openStreamPairs == 0 }) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
     }
 
     @Test("a command handler with streams gets them on stdin and stdout")

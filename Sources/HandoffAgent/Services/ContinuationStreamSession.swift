@@ -41,17 +41,23 @@ enum ContinuationStreamSession {
             // `streamAccepted` goes to the peer before the app hears it may send: the app's first
             // bytes travel on the same writer and must not overtake it.
             do {
-                try await claim.peerOutbound.write(PeerMessage.streamAccepted.frame)
+                try await claim.peer.outbound.write(PeerMessage.streamAccepted.frame)
             } catch {
                 claim.release.resume(returning: nil)
                 try await respond(.failure(.connectionUnavailable("the peer that asked for the streams is gone (\(error))")))
                 return
             }
             try await respond(.success(.object([:])))
-            claim.release.resume(returning: connection.outbound)
+            claim.relay.onDone(close: connection.close)
+            claim.release.resume(returning: StreamConnectionEnd(connection))
             // Fault injection (faults.stallStreamAfterBytes): the app's bytes stop here.
             let stall = await agent.faults.stallStreamAfterBytes
-            try await StreamChannels.pump(&inbound, to: claim.peerOutbound, stallAfterBytes: stall)
+            // App to peer here; the peer's session pumps peer to app. Both connections close once
+            // both directions have ended.
+            try await claim.relay.direction {
+                try await StreamChannels.pump(&inbound, to: claim.peer.outbound, writeLast: claim.peer.writeAndWait, stallAfterBytes: stall)
+            }
+            await claim.relay.waitUntilDone()
             return
         }
 
@@ -80,6 +86,11 @@ enum ContinuationStreamSession {
                 channel.channel.close(promise: nil)
             }
             let appOutbound = connection.outbound
+            let relay = agent.streamRelays.make()
+            defer {
+                relay.directionEnded(nil)  // done already, unless the streams never opened
+                agent.streamRelays.finished()
+            }
             let (answers, answerSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
             let (responded, respondedSink) = AsyncStream.makeStream(of: Bool.self)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -92,16 +103,17 @@ enum ContinuationStreamSession {
                     guard case .success = answer else { return }
                     for await go in responded where go {
                         // When the peer's connection ends (closed, broken, or cut by unpairing),
-                        // nothing more can pass either way: close the app's connection too, so
-                        // the app sees the end instead of waiting forever.
-                        defer { connection.close() }
-                        // A source that went quiet for limits.streamIdleTimeout: the app
-                        // learns why, with 4610, before its connection closes.
-                        try await StreamChannels.pump(&frames, to: appOutbound, lastWords: { error in
-                            guard let idle = error as? StreamIdleTimeout else { return nil }
-                            return PeerMessage.error(code: HandoffError.Code.userActivityRemoteApplicationTimedOut.rawValue,
-                                                     message: "\(source.peer.name) sent nothing on the continuation streams for \(idle.timeout) (limits.streamIdleTimeout)").frame
-                        })
+                        // nothing more can pass either way: the relay closes the app's connection
+                        // too, so the app sees the end instead of waiting forever. A source that
+                        // went quiet for limits.streamIdleTimeout: the app learns why, with 4610,
+                        // before its connection closes.
+                        try await relay.direction {
+                            try await StreamChannels.pump(&frames, to: appOutbound, writeLast: connection.writeAndWait, lastWords: { error in
+                                guard let idle = error as? StreamIdleTimeout else { return nil }
+                                return PeerMessage.error(code: HandoffError.Code.userActivityRemoteApplicationTimedOut.rawValue,
+                                                         message: "\(source.peer.name) sent nothing on the continuation streams for \(idle.timeout) (limits.streamIdleTimeout)").frame
+                            })
+                        }
                         return
                     }
                 }
@@ -113,10 +125,16 @@ enum ContinuationStreamSession {
                     respondedSink.finish()
                     return
                 }
+                relay.onDone(close: connection.close)
+                relay.onDone(close: { channel.channel.close(promise: nil) })
                 respondedSink.yield(true)
                 respondedSink.finish()
-                // App to peer, here.
-                try await StreamChannels.pump(&inbound, to: peerOutbound)
+                // App to peer, here. Both connections close once both directions have ended, or
+                // at once when either side goes away.
+                try await relay.direction {
+                    try await StreamChannels.pump(&inbound, to: peerOutbound, writeLast: { try await channel.channel.writeAndFlush($0).get() })
+                }
+                await relay.waitUntilDone()
                 try await group.next()
             }
         }

@@ -101,13 +101,21 @@ public enum PeerSession {
                                                   peer: peerName, agent: agent)
                 return
             case .openStreams(let request):
-                switch await agent.awaitStreamApp(request, peerOutbound: connection.outbound) {
+                let relay = agent.streamRelays.make()
+                defer {
+                    relay.directionEnded(nil)  // done already, unless the app never took the streams
+                    agent.streamRelays.finished()
+                }
+                switch await agent.awaitStreamApp(request, peer: StreamConnectionEnd(connection), relay: relay) {
                 case .failure(let error):
                     try await connection.outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
-                case .success(let appOutbound):
+                case .success(let app):
                     // The app's session has sent `streamAccepted` (before the app's first bytes).
-                    // Peer to app here; the app's own session pumps app to peer.
-                    try await StreamChannels.pump(&inbound, to: appOutbound)
+                    // Peer to app here; the app's own session pumps app to peer. The connection
+                    // stays until both directions have ended (or one side has gone away).
+                    relay.onDone(close: connection.close)
+                    try await relay.direction { try await StreamChannels.pump(&inbound, to: app.outbound, writeLast: app.writeAndWait) }
+                    await relay.waitUntilDone()
                 }
                 return
             case .pair(let name, let commitment):

@@ -50,19 +50,24 @@ public enum StreamChannels {
             }
     }
 
-    /// Copies stream frames from `inbound` to `outbound` until `inbound` ends, then finishes
-    /// `outbound` (so the far end sees the close). Frames other than stream data and end are a
-    /// protocol error.
+    /// Copies stream frames from `inbound` to `outbound` until the sender's `streamEnd` (passed on
+    /// with `writeLast`, so it is out of the process when this returns) or the end of `inbound`,
+    /// then finishes `outbound`. Frames other than stream data and end are a protocol error.
     ///
     /// - Parameters:
+    ///   - writeLast: writes the `streamEnd` frame and returns once it, and everything before it,
+    ///     has been handed to the socket (``FrameServer/Connection/writeAndWait``).
     ///   - stallAfterBytes: fault injection (`faults.stallStreamAfterBytes`): after this many
     ///     bytes of stream data, nothing more is passed on, and `outbound` stays open, until
     ///     `inbound` ends.
     ///   - lastWords: when `inbound` fails, a frame to send before finishing `outbound` (an
     ///     error the far end can report), or nil.
+    /// - Returns: how this direction ended.
+    @discardableResult
     public static func pump<I: AsyncIteratorProtocol>(_ inbound: inout I, to outbound: NIOAsyncChannelOutboundWriter<Frame>,
+                                                      writeLast: @Sendable (Frame) async throws -> Void,
                                                       stallAfterBytes: Int? = nil,
-                                                      lastWords: (@Sendable (any Error) -> Frame?)? = nil) async throws
+                                                      lastWords: (@Sendable (any Error) -> Frame?)? = nil) async throws -> StreamDirectionEnd
     where I.Element == Frame {
         defer { outbound.finish() }
         var budget = stallAfterBytes ?? .max
@@ -72,19 +77,32 @@ public enum StreamChannels {
                     throw FrameError.unexpected(kind: frame.kind, expecting: "stream data")
                 }
                 guard budget > 0 else { continue }
-                if frame.kind == .streamData, frame.payload.count > budget {
+                if frame.kind == .streamEnd {
+                    try await writeLast(frame)
+                    return .ended
+                }
+                if frame.payload.count > budget {
                     try await outbound.write(Frame(kind: .streamData, payload: Array(frame.payload.prefix(budget))))
                     budget = 0
                     continue
                 }
-                if frame.kind == .streamData, stallAfterBytes != nil { budget -= frame.payload.count }
+                if stallAfterBytes != nil { budget -= frame.payload.count }
                 try await outbound.write(frame)
             }
+            return .closed
         } catch {
             if let frame = lastWords?(error) { try? await outbound.write(frame) }
             throw error
         }
     }
+}
+
+/// How one direction of a continuation stream ended at a relaying agent.
+public enum StreamDirectionEnd: Sendable, Equatable {
+    /// The sender's `streamEnd` was passed on: this direction is complete.
+    case ended
+    /// The sender's connection ended without `streamEnd`: it went away.
+    case closed
 }
 
 /// Nothing arrived on a continuation stream for `limits.streamIdleTimeout`.
