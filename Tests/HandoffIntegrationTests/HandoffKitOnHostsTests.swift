@@ -115,6 +115,14 @@ final class HandoffKitOnHostsTests: LabTestCase {
         // Backpressure: neither agent holds the transfer in memory (1 GiB would show).
         XCTAssertLessThan(peak.0 - before.0, 64 * 1024, "source agent's RSS grew by \(peak.0 - before.0) KiB")
         XCTAssertLessThan(peak.1 - before.1, 64 * 1024, "continuing agent's RSS grew by \(peak.1 - before.1) KiB")
+        // Both apps closed their output: both directions ended, and each agent closed the pair's
+        // connections (they used to stay open for good, with their buffers).
+        for host in ["h1", "h2"] {
+            try lab.waitUntil("\(host)'s agent relaying no stream pair", timeout: 10) {
+                let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]
+                return status?["streamPairs"] as? Int == 0
+            }
+        }
     }
 
     /// Unpairing closes the open connections at once: a continuation stream between the apps
