@@ -55,13 +55,19 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The Unix socket address of "unix:PATH". */
+static struct sockaddr_un unix_address(const char *addr) {
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    if (strlen(addr + 5) >= sizeof sun.sun_path) usage();
+    strcpy(sun.sun_path, addr + 5);
+    return sun;
+}
+
 /* Listens on addr and returns the one accepted connection. */
 static int accept_one(const char *addr) {
     int server;
     if (strncmp(addr, "unix:", 5) == 0) {
-        struct sockaddr_un sun = {.sun_family = AF_UNIX};
-        if (strlen(addr + 5) >= sizeof sun.sun_path) usage();
-        strcpy(sun.sun_path, addr + 5);
+        struct sockaddr_un sun = unix_address(addr);
         unlink(sun.sun_path);
         if ((server = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) die("socket");
         if (bind(server, (struct sockaddr *)&sun, sizeof sun) < 0) die("bind");
@@ -86,9 +92,7 @@ static int accept_one(const char *addr) {
 static int connect_to(const char *addr) {
     int fd;
     if (strncmp(addr, "unix:", 5) == 0) {
-        struct sockaddr_un sun = {.sun_family = AF_UNIX};
-        if (strlen(addr + 5) >= sizeof sun.sun_path) usage();
-        strcpy(sun.sun_path, addr + 5);
+        struct sockaddr_un sun = unix_address(addr);
         if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) die("socket");
         if (connect(fd, (struct sockaddr *)&sun, sizeof sun) < 0) die("connect");
     } else if (strncmp(addr, "tcp:", 4) == 0) {
