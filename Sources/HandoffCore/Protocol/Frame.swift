@@ -118,6 +118,10 @@ public struct FrameHeader: Sendable, Hashable {
     }
 
     /// Reads a header from the first ``Frame/headerSize`` bytes.
+    ///
+    /// Inlinable, so that it is specialized for the caller's collection: unspecialized, each index
+    /// step allocates, and decoders call it on every read.
+    @inlinable
     public init<C: Collection<UInt8>>(bytes: C) {
         precondition(bytes.count >= Frame.headerSize)
         var i = bytes.startIndex

@@ -35,8 +35,13 @@ public struct FrameDecoder: ByteToMessageDecoder, Sendable {
 
     /// Reads one frame if it is complete; throws ``FrameError`` on a refused header.
     func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
-        guard let headerView = buffer.viewBytes(at: buffer.readerIndex, length: Frame.headerSize) else { return nil }
-        let header = FrameHeader(bytes: headerView)
+        // Read with getInteger: no collection view, so checking the header on every read
+        // allocates nothing.
+        guard buffer.readableBytes >= Frame.headerSize,
+              let kind = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
+              let length = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .big, as: UInt32.self)
+        else { return nil }
+        let header = FrameHeader(kind: FrameKind(rawValue: kind), length: Int(length))
         try limits.check(header)
         if let gate, !gate.isAuthenticated, header.length > gate.maxFrameBytesBeforeAuthentication {
             throw FrameError.frameTooLarge(kind: header.kind, declared: header.length, limit: gate.maxFrameBytesBeforeAuthentication)
@@ -56,7 +61,8 @@ public struct FrameEncoder: MessageToByteEncoder, Sendable {
 
     public func encode(data: Frame, out: inout ByteBuffer) throws {
         out.reserveCapacity(out.writerIndex + Frame.headerSize + data.payload.count)
-        out.writeBytes(FrameHeader(kind: data.kind, length: data.payload.count).bytes)
+        out.writeInteger(data.kind.rawValue)
+        out.writeInteger(UInt32(data.payload.count), endianness: .big)
         out.writeBytes(data.payload)
     }
 }
