@@ -131,7 +131,7 @@ let package = Package(
             path: "Benchmarks/Clients/handoff-bench"
         ),
         // Continuation-stream benchmarks, written as an app writes them: with HandoffKit.
-        .executableTarget(name: "stream-bench", dependencies: ["HandoffKit"], path: "Benchmarks/Clients/stream-bench"),
+        .executableTarget(name: "stream-bench", dependencies: ["HandoffKit", "HandoffTestSupport"], path: "Benchmarks/Clients/stream-bench"),
 
         .testTarget(name: "HandoffDiscoveryTests", dependencies: ["HandoffDiscovery"]),
         .testTarget(name: "HandoffTrustTests", dependencies: ["HandoffTrust", "HandoffCore", "HandoffTestSupport"]),

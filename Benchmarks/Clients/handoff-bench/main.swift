@@ -13,8 +13,14 @@
 //                                                               fetches, as the agent does)
 //   rtt       [--socket S] [--command status] --count N         control-socket round trips
 //   spawn     --count N [--warmup W]                            run the handler `true` as the agent does
-//   ref-serve --port P [--request-bytes R --response-bytes B]   bare NIO TCP server (reference)
+//   ref-serve --port P [--request-bytes R --response-bytes B] [--tls --state DIR]
+//                                                               bare NIO TCP server (reference); --tls:
+//                                                               TLS 1.3 as the agent's listener does it,
+//                                                               with the identity in DIR
 //   ref-ping  --host H --port P --count N [--concurrency C] [--warmup W] [--request-bytes R --response-bytes B]
+//             [--tls --state DIR --peer-id D]                   --tls: a TLS 1.3 handshake on each new
+//                                                               connection, as the agent's first fetch,
+//                                                               pinned to device ID D
 //   exchange-sizes                                              the bytes of one fetch exchange
 //   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B
 //                                                               bare TCP bulk transfer (stream reference)
@@ -166,6 +172,9 @@ func runSpawn(count: Int, warmup: Int) async -> Samples {
 }
 
 // MARK: - The bare TCP reference (SwiftNIO both sides, like the agents, no handoff logic)
+//
+// With TLS: the agents' own TLS 1.3 set-up (PeerTLS: mutual authentication with the devices'
+// certificates, the client pinned to the server's device ID), and nothing else on the connection.
 
 /// The bytes of one fetch exchange: what the continuing agent sends (hello + fetch) and what the
 /// source answers (hello + activity + userInfo), for the fixture activity.
@@ -202,31 +211,43 @@ final class ReferenceServerHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
 }
 
-func referenceServe(port: Int, requestBytes: Int, responseBytes: Int) async throws {
+func referenceServe(port: Int, requestBytes: Int, responseBytes: Int, tls: PeerTLS?) async throws {
     var response = ByteBufferAllocator().buffer(capacity: responseBytes)
     response.writeBytes(BenchmarkFixtures.payload(responseBytes))
     let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-        .serverChannelOption(.backlog, value: 256)
+        .serverChannelOption(.backlog, value: 4096)  // as the agent's listener
         .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
         .childChannelInitializer { [response] channel in
             channel.eventLoop.makeCompletedFuture {
+                if let tls { try channel.pipeline.syncOperations.addHandler(tls.makeServerHandler()) }
                 try channel.pipeline.syncOperations.addHandler(ReferenceServerHandler(requestBytes: requestBytes, response: response))
             }
         }
         .bind(host: "0.0.0.0", port: port).get()
-    print("{\"listening\": \(channel.localAddress?.port ?? port)}")
+    // With TLS, the device ID the client pins (`ref-ping --peer-id`).
+    let device = tls.map { ", \"deviceID\": \"\($0.localDeviceID)\"" } ?? ""
+    print("{\"listening\": \(channel.localAddress?.port ?? port)\(device)}")
     fflush(nil)
     try await channel.closeFuture.get()
 }
 
-/// One request/response on a new connection, as an agent's fetch does it.
-func referenceExchange(host: String, port: Int, request: ByteBuffer, responseBytes: Int) async throws {
+/// The client side of the TLS reference: the agents' TLS and the device the server must be.
+struct ReferenceTLS: Sendable {
+    var tls: PeerTLS
+    var expected: DeviceID
+}
+
+/// One request/response on a new connection, as an agent's first fetch to a peer does it.
+func referenceExchange(host: String, port: Int, request: ByteBuffer, responseBytes: Int, tls: ReferenceTLS?) async throws {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connectTimeout(.seconds(2))
         .channelOption(.socketOption(.tcp_nodelay), value: 1)
         .connect(host: host, port: port) { channel in
-            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+            channel.eventLoop.makeCompletedFuture {
+                if let tls { try channel.pipeline.syncOperations.addHandler(try tls.tls.makeClientHandler(expecting: tls.expected)) }
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
         }
     try await channel.executeThenClose { inbound, outbound in
         try await outbound.write(request)
@@ -239,17 +260,18 @@ func referenceExchange(host: String, port: Int, request: ByteBuffer, responseByt
     }
 }
 
-func referencePing(host: String, port: Int, count: Int, concurrency: Int, warmup: Int, requestBytes: Int, responseBytes: Int) async -> Samples {
+func referencePing(host: String, port: Int, count: Int, concurrency: Int, warmup: Int, requestBytes: Int, responseBytes: Int,
+                   tls: ReferenceTLS?) async -> Samples {
     var request = ByteBufferAllocator().buffer(capacity: requestBytes)
     request.writeBytes(BenchmarkFixtures.payload(requestBytes))
     let message = request
-    for _ in 0..<warmup { try? await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes) }
+    for _ in 0..<warmup { try? await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes, tls: tls) }
     let clock = ContinuousClock()
     let began = clock.now
     var out = await runConcurrently(count: count, concurrency: concurrency) {
         let start = clock.now
         do {
-            try await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes)
+            try await referenceExchange(host: host, port: port, request: message, responseBytes: responseBytes, tls: tls)
             return .success(clock.now - start)
         } catch {
             return .failure(BenchError("\(error)"))
@@ -541,6 +563,14 @@ func run() async throws {
     guard argv.count >= 2 else { throw BenchError("usage: handoff-bench COMMAND [OPTIONS] (see the source's header)") }
     let args = try Arguments(argv.dropFirst(2))
     func socket(_ key: String = "socket") throws -> String { try args.string(key, default: environmentSocket) }
+    func peerID() throws -> DeviceID {
+        do { return try DeviceID(parsing: try args.string("peer-id")) } catch { throw BenchError("--peer-id: \(error)") }
+    }
+    /// --tls: the agents' TLS with the identity in --state (created there if missing).
+    func peerTLS() throws -> PeerTLS? {
+        guard args.flag("tls") else { return nil }
+        return try PeerTLS(identity: DeviceIdentity.loadOrCreate(directory: try args.string("state"), commonName: "handoff-bench"))
+    }
     switch argv[1] {
     case "publish":
         print(try publish(socket: socket(), bytes: args.int("bytes", default: 3000), title: args.string("title", default: "Benchmark activity")))
@@ -551,10 +581,8 @@ func run() async throws {
                           warmup: args.int("warmup", default: 20)).printJSON()
     case "fetch":
         guard let id = UUID(uuidString: try args.string("id")) else { throw BenchError("--id must be a UUID") }
-        let peerID: DeviceID
-        do { peerID = try DeviceID(parsing: try args.string("peer-id")) } catch { throw BenchError("--peer-id: \(error)") }
         try await runFetch(
-            host: try args.string("host"), port: try args.int("port"), peerID: peerID, state: try args.string("state"),
+            host: try args.string("host"), port: try args.int("port"), peerID: try peerID(), state: try args.string("state"),
             id: id, count: try args.int("count"),
             concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
             notify: args.flag("notify"), reuse: args.flag("reuse")
@@ -568,14 +596,15 @@ func run() async throws {
         let sizes = exchangeSizes()
         try await referenceServe(
             port: try args.int("port"), requestBytes: try args.int("request-bytes", default: sizes.request),
-            responseBytes: try args.int("response-bytes", default: sizes.response))
+            responseBytes: try args.int("response-bytes", default: sizes.response), tls: try peerTLS())
     case "ref-ping":
         let sizes = exchangeSizes()
         await referencePing(
             host: try args.string("host"), port: try args.int("port"), count: try args.int("count"),
             concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
             requestBytes: try args.int("request-bytes", default: sizes.request),
-            responseBytes: try args.int("response-bytes", default: sizes.response)
+            responseBytes: try args.int("response-bytes", default: sizes.response),
+            tls: try peerTLS().map { ReferenceTLS(tls: $0, expected: try peerID()) }
         ).printJSON()
     case "visible":
         let schedule = GapSchedule(

@@ -9,13 +9,23 @@
 //       activity (sent to this host's agent by scripts/bench) opens continuation streams; once N
 //       are open, all are read at once, to the end. Prints one JSON line: per-stream bytes and
 //       seconds, the aggregate throughput, and the time the streams were being read.
+//   stream-bench app-source [--socket S]
+//       registers the same app and publishes an activity of type com.example.bench.app with the
+//       benchmarks' 3 KB userInfo (no streams); prints "activity <ID>" and stays registered.
+//   stream-bench app-sink [--socket S]
+//       registers the same app on the continuing host; its delegate takes every continue at once.
+//       Prints "ready" and runs until stopped: continuing the activity on this host is a continue
+//       delivered to an app, with no process started (scripts/bench's continue-to-app series).
 
 import Foundation
 import HandoffKit
+import HandoffTestSupport
 import Synchronization
 
 let benchType = "com.example.bench.stream"
-let manifest = AppManifest(bundleID: "com.example.bench", teamID: "BENCHTEAM", activityTypes: [ActivityType(rawValue: benchType)!])
+let appType = "com.example.bench.app"
+let manifest = AppManifest(
+    bundleID: "com.example.bench", teamID: "BENCHTEAM", activityTypes: [ActivityType(rawValue: benchType)!, ActivityType(rawValue: appType)!])
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -166,14 +176,48 @@ func runSink() async throws {
     }
 }
 
+// MARK: - A continue delivered to an app
+
+/// Takes every continue at once and does nothing else.
+final class AcceptingDelegate: HandoffApplicationDelegate {
+    func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { true }
+}
+
+/// Registers the app, then runs `body` while it is connected; returns when the app stops.
+func withApplication(_ delegate: some HandoffApplicationDelegate, _ body: @escaping @Sendable (HandoffApplication) async throws -> Void) async throws {
+    let application = HandoffApplication(manifest: manifest, socketPath: option("socket"), delegate: delegate)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await application.run() }
+        try await application.waitUntilConnected()
+        try await body(application)
+        try await group.next()
+    }
+}
+
+func runAppSource() async throws {
+    try await withApplication(AcceptingDelegate()) { application in
+        let activity = UserActivity(activityType: appType, application: application)
+        activity.title = "App benchmark"
+        activity.userInfo = BenchmarkFixtures.userInfo()
+        try await activity.becomeCurrent()
+        say("activity \(activity.identifier.uuidString)")
+    }
+}
+
+func runAppSink() async throws {
+    try await withApplication(AcceptingDelegate()) { _ in say("ready") }
+}
+
 // MARK: - main
 
 do {
     switch CommandLine.arguments.dropFirst().first {
     case "source": try await runSource()
     case "sink": try await runSink()
+    case "app-source": try await runAppSource()
+    case "app-sink": try await runAppSink()
     default:
-        FileHandle.standardError.write(Data("usage: stream-bench source --bytes B | sink --streams N\n".utf8))
+        FileHandle.standardError.write(Data("usage: stream-bench source --bytes B | sink --streams N | app-source | app-sink\n".utf8))
         exit(2)
     }
 } catch {

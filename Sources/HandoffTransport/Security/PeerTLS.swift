@@ -48,8 +48,10 @@ public struct PeerTLS: Sendable {
         return DeviceID(certificateDER: der)
     }
 
-    /// A server-side handler: any client certificate completes the handshake.
-    func makeServerHandler() -> NIOSSLServerHandler {
+    /// A server-side handler: any client certificate completes the handshake. The agent's
+    /// listener adds it with its own admission and pairing checks; on its own it gives the bare
+    /// TLS 1.3 handshake a peer connection makes (the benchmarks' reference).
+    public func makeServerHandler() -> NIOSSLServerHandler {
         NIOSSLServerHandler(context: serverContext, customVerificationCallback: { certificates, promise in
             promise.succeed(Self.deviceID(of: certificates) == nil ? .failed : .certificateVerified)
         })
@@ -57,7 +59,7 @@ public struct PeerTLS: Sendable {
 
     /// A client-side handler that accepts only the certificate of `expected` (any when nil: when
     /// pairing, or when learning who answers at an address).
-    func makeClientHandler(expecting expected: DeviceID?) throws -> NIOSSLClientHandler {
+    public func makeClientHandler(expecting expected: DeviceID?) throws -> NIOSSLClientHandler {
         try NIOSSLClientHandler(context: clientContext, serverHostname: nil, customVerificationCallback: { certificates, promise in
             guard let presented = Self.deviceID(of: certificates) else { return promise.succeed(.failed) }
             promise.succeed(expected.map { $0 == presented } ?? true ? .certificateVerified : .failed)
