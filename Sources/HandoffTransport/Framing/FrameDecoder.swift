@@ -46,7 +46,13 @@ public struct FrameDecoder: ByteToMessageDecoder, Sendable {
         if let gate, !gate.isAuthenticated, header.length > gate.maxFrameBytesBeforeAuthentication {
             throw FrameError.frameTooLarge(kind: header.kind, declared: header.length, limit: gate.maxFrameBytesBeforeAuthentication)
         }
-        guard buffer.readableBytes - Frame.headerSize >= header.length else { return nil }
+        guard buffer.readableBytes - Frame.headerSize >= header.length else {
+            // Room for the whole frame at once (its length has passed the checks above): the
+            // reads that complete it are appended without the buffer growing by doubling, so a
+            // frame costs the same allocations however many reads bring it.
+            buffer.reserveCapacity(minimumWritableBytes: Frame.headerSize + header.length - buffer.readableBytes)
+            return nil
+        }
         buffer.moveReaderIndex(forwardBy: Frame.headerSize)
         let payload = buffer.readBytes(length: header.length)!
         return Frame(kind: header.kind, payload: payload)
