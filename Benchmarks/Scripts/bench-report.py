@@ -216,6 +216,9 @@ class Report:
                      f"{fp.get('agent_shared_clean_kb', 0) / 1024:.1f} MB", "", "", None)
             self.add(section, "  PSS (shared pages divided among the processes mapping them)",
                      f"{fp.get('agent_pss_kb', 0) / 1024:.1f} MB", "", "", None)
+        if "agent_referenced_kb" in fp:
+            self.add(section, "  of the RSS: touched during the window (smaps Referenced; the idle working set)",
+                     f"{fp['agent_referenced_kb'] / 1024:.1f} MB", "", "", None)
 
     def scale(self):
         sc, sdata = self.samples("scale.json")

@@ -48,7 +48,7 @@ public enum PeerSession {
             let peerName = machine.peer?.name ?? remote
             switch machine.received(frame) {
             case .send(let frames):
-                for frame in frames { try await connection.outbound.write(frame) }
+                try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
             case .lookUp(let request):
                 let faults = await agent.faults
                 // A connection may carry many fetches over a long time (the continuing agent keeps
@@ -92,7 +92,7 @@ public enum PeerSession {
                     logger.info("fault: dropping the connection mid-answer", metadata: ["handoff.id": "\(request.activityID)", "handoff.bytes": "\(budget)"])
                     await connection.limitOutbound(budget)
                 }
-                for frame in frames { try await connection.outbound.write(frame) }
+                try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
             case .notifyContinued(let request):
                 // The connection stays open: the continuing agent may reuse it for its next fetch.
                 await agent.activityWasContinued(request, by: peerName)
@@ -125,7 +125,7 @@ public enum PeerSession {
                 guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID) else { return }
                 try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
             case .sendAndClose(let frames, let reason):
-                for frame in frames { try await connection.outbound.write(frame) }
+                try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
                 logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])
                 return
             }
