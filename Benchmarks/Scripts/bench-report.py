@@ -209,6 +209,9 @@ class Report:
                  "≤ 30 MB", rss / 1024 <= 30)
         self.add(section, "CPU (utime+stime)", f"{cpu:.2f} %", f"{acpu:.2f} % (avahi-daemon, same host)", "≤ 1 %",
                  cpu <= 1)
+        if fp.get("tls_server_rss_kb"):
+            self.add(section, "  the design's floor: a bare SwiftNIO TLS server linking the same libraries, idle, RSS",
+                     f"{fp['tls_server_rss_kb'] / 1024:.1f} MB", "", "", None)
         if "agent_anonymous_kb" in fp:
             self.add(section, "  of the RSS: anonymous (the agent's own heap and stacks)",
                      f"{fp['agent_anonymous_kb'] / 1024:.1f} MB", "", "", None)
