@@ -59,6 +59,24 @@ class Report:
 
     # -- sections -----------------------------------------------------------
 
+    def latency_targets(self, section, samples, data, ref):
+        """The continue-latency targets of one series against the reference; returns its p50."""
+        # The issue's reference: a bare TCP request/response of the same bytes plus the TLS
+        # handshake (the agents' TLS 1.3, on a new connection each time).
+        refname = "bare TCP exchange + TLS 1.3 handshake"
+        p50, p99 = percentile(samples, 50), percentile(samples, 99)
+        r50, r99 = percentile(ref, 50), percentile(ref, 99)
+        self.add(section, "p50", self.ms(p50), f"{self.ms(r50)} ({refname})", "≤ 2 ms",
+                 None if p50 is None else p50 <= 2000)
+        self.add(section, "p99", self.ms(p99), f"{self.ms(r99)} ({refname})", "≤ 10 ms",
+                 None if p99 is None else p99 <= 10_000)
+        ratio = None if not (p50 and r50) else p50 / r50
+        self.add(section, "p50 ÷ reference p50", "n/a" if ratio is None else f"{ratio:.1f}×", "1×", "≤ 3×",
+                 None if ratio is None else ratio <= 3)
+        errors = (data or {}).get("errors", 0)
+        self.add(section, "errors", str(errors), "", "0", errors == 0)
+        return p50
+
     def continue_latency(self):
         cont, cdata = self.samples("continue.json")
         tcp, _ = self.samples("reference-tcp.json")
@@ -67,21 +85,8 @@ class Report:
         spawn, _ = self.samples("spawn.json")
         n = len(cont) if cont else 0
         section = f"Continue latency, 3 KB userInfo, warm agents, h2 ← h1 ({n} continues)"
-        p50, p99 = percentile(cont, 50), percentile(cont, 99)
-        r50, r99 = percentile(ref, 50), percentile(ref, 99)
+        p50 = self.latency_targets(section, cont, cdata, ref)
         t50, t99 = percentile(tcp, 50), percentile(tcp, 99)
-        errors = (cdata or {}).get("errors", 0)
-        # The issue's reference: a bare TCP request/response of the same bytes plus the TLS
-        # handshake (the agents' TLS 1.3, on a new connection each time).
-        refname = "bare TCP exchange + TLS 1.3 handshake"
-        self.add(section, "p50", self.ms(p50), f"{self.ms(r50)} ({refname})", "≤ 2 ms",
-                 None if p50 is None else p50 <= 2000)
-        self.add(section, "p99", self.ms(p99), f"{self.ms(r99)} ({refname})", "≤ 10 ms",
-                 None if p99 is None else p99 <= 10_000)
-        ratio = None if not (p50 and r50) else p50 / r50
-        self.add(section, "p50 ÷ reference p50", "n/a" if ratio is None else f"{ratio:.1f}×", "1×", "≤ 3×",
-                 None if ratio is None else ratio <= 3)
-        self.add(section, "errors", str(errors), "", "0", errors == 0)
         self.add(section, "  the same exchange without TLS (bare TCP, new connection), p50 / p99",
                  f"{self.ms(t50)} / {self.ms(t99)}", "", "", None)
         tratio = None if not (p50 and t50) else p50 / t50
@@ -109,15 +114,8 @@ class Report:
                      f"{cpu['h2_cpu_us']:.0f} µs / {cpu['h1_cpu_us']:.0f} µs", "", "", None)
         # The app path: the same continues delivered to a HandoffKit app on h2 (no process started).
         app, adata = self.samples("continue-app.json")
-        a50, a99 = percentile(app, 50), percentile(app, 99)
         section = f"Continue latency to an app: as above, delivered to a HandoffKit app on h2 ({len(app or [])} continues)"
-        self.add(section, "p50", self.ms(a50), f"{self.ms(r50)} ({refname})", "≤ 2 ms", None if a50 is None else a50 <= 2000)
-        self.add(section, "p99", self.ms(a99), f"{self.ms(r99)} ({refname})", "≤ 10 ms", None if a99 is None else a99 <= 10_000)
-        aratio = None if not (a50 and r50) else a50 / r50
-        self.add(section, "p50 ÷ reference p50", "n/a" if aratio is None else f"{aratio:.1f}×", "1×", "≤ 3×",
-                 None if aratio is None else aratio <= 3)
-        aerrors = (adata or {}).get("errors", 0)
-        self.add(section, "errors", str(aerrors), "", "0", aerrors == 0)
+        self.latency_targets(section, app, adata, ref)
 
     def visible(self):
         vis, vdata = self.samples("visible.json")

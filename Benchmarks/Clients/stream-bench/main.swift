@@ -64,13 +64,21 @@ final class SourceDelegate: HandoffApplicationDelegate, UserActivityDelegate {
     }
 }
 
-func runSource() async throws {
-    let bytes = Int(option("bytes", "\(64 << 20)")!)!
-    let delegate = SourceDelegate(bytes: bytes)
+/// Registers the app, then runs `body` while it is connected; returns when the app stops.
+func withApplication(_ delegate: some HandoffApplicationDelegate, _ body: @escaping @Sendable (HandoffApplication) async throws -> Void) async throws {
     let application = HandoffApplication(manifest: manifest, socketPath: option("socket"), delegate: delegate)
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await application.run() }
         try await application.waitUntilConnected()
+        try await body(application)
+        try await group.next()
+    }
+}
+
+func runSource() async throws {
+    let bytes = Int(option("bytes", "\(64 << 20)")!)!
+    let delegate = SourceDelegate(bytes: bytes)
+    try await withApplication(delegate) { application in
         let activity = UserActivity(activityType: benchType, application: application)
         activity.title = "Stream benchmark"
         activity.userInfo = ["bytes": .integer(Int64(bytes))]
@@ -78,7 +86,6 @@ func runSource() async throws {
         activity.delegate = delegate
         try await activity.becomeCurrent()
         say("activity \(activity.identifier.uuidString)")
-        try await group.next()
     }
 }
 
@@ -181,17 +188,6 @@ func runSink() async throws {
 /// Takes every continue at once and does nothing else.
 final class AcceptingDelegate: HandoffApplicationDelegate {
     func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { true }
-}
-
-/// Registers the app, then runs `body` while it is connected; returns when the app stops.
-func withApplication(_ delegate: some HandoffApplicationDelegate, _ body: @escaping @Sendable (HandoffApplication) async throws -> Void) async throws {
-    let application = HandoffApplication(manifest: manifest, socketPath: option("socket"), delegate: delegate)
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await application.run() }
-        try await application.waitUntilConnected()
-        try await body(application)
-        try await group.next()
-    }
 }
 
 func runAppSource() async throws {
