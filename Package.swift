@@ -22,7 +22,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -84,7 +83,6 @@ let package = Package(
             dependencies: [
                 "HandoffCore", "HandoffTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
         // Small C shims for what Swift's Glibc module does not export (mallopt).

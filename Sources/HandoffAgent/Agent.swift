@@ -81,8 +81,7 @@ public actor Agent {
     /// Continuation stream pairs relayed now, as either side's agent (`handoff status`).
     public nonisolated var openStreamPairs: Int { streamRelays.open }
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
-    private var pendingStreams: [UUID: (peer: StreamConnectionEnd, relay: StreamRelay,
-                                        continuation: CheckedContinuation<StreamConnectionEnd?, Never>)] = [:]
+    private var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
 
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
@@ -391,10 +390,8 @@ public actor Agent {
 
     /// A peer asks for streams to one of our activities: the owning app gets `streamsRequested`
     /// and must accept (`acceptStreams`, ``claimStreams(_:)``) within `limits.fetchTimeout`.
-    /// Returns the app connection's end.
-    func awaitStreamApp(_ request: StreamRequest, peer: StreamConnectionEnd, relay: StreamRelay) async
-        -> Result<StreamConnectionEnd, HandoffError>
-    {
+    /// Returns once the app's session has joined the peer connection's splice with its own.
+    func awaitStreamApp(_ request: StreamRequest, peer: StreamSplice, relay: StreamRelay) async -> Result<Void, HandoffError> {
         guard let activity = store.activity(id: request.activityID) else {
             return .failure(.handoffFailed("activity \(request.activityID) is no longer offered by \(configuration.name)"))
         }
@@ -405,7 +402,7 @@ public actor Agent {
             return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
         }
         let timeout = configuration.limits.fetchTimeout
-        let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<StreamConnectionEnd?, Never>) in
+        let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Bool, Never>) in
             pendingStreams[request.streamID] = (peer, relay, continuation)
         } start: {
             await self.tell(app.link, event: "streamsRequested", [
@@ -414,22 +411,21 @@ public actor Agent {
         } expire: {
             await self.abandonStream(request.streamID)
         }
-        guard let accepted else {
+        guard accepted else {
             return .failure(.remoteTimedOut("the app \(owner.identity.bundleID) did not accept the continuation streams within \(timeout)"))
         }
         logger.info("continuation streams open", metadata: ["handoff.id": "\(request.activityID)", "handoff.stream": "\(request.streamID)"])
-        return .success(accepted)
+        return .success(())
     }
 
     private func abandonStream(_ streamID: UUID) {
-        pendingStreams.removeValue(forKey: streamID)?.continuation.resume(returning: nil)
+        pendingStreams.removeValue(forKey: streamID)?.continuation.resume(returning: false)
     }
 
-    /// The source app claims a stream request: returns the peer connection's end, the pair's
-    /// relay, and the continuation that releases the peer's session with the app's end (call it
-    /// after the app has its answer), or nil when no request with this ID is waiting.
-    func claimStreams(_ streamID: UUID) -> (peer: StreamConnectionEnd, relay: StreamRelay,
-                                            release: CheckedContinuation<StreamConnectionEnd?, Never>)? {
+    /// The source app claims a stream request: returns the peer connection's splice, the pair's
+    /// relay, and the continuation that releases the peer's session (with true once the splices
+    /// are joined, false if they could not be), or nil when no request with this ID is waiting.
+    func claimStreams(_ streamID: UUID) -> (peer: StreamSplice, relay: StreamRelay, release: CheckedContinuation<Bool, Never>)? {
         guard let pending = pendingStreams.removeValue(forKey: streamID) else { return nil }
         return (pending.peer, pending.relay, pending.continuation)
     }

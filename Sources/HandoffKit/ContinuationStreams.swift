@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import HandoffCore
 import HandoffTransport
 import NIOCore
@@ -19,12 +18,81 @@ public struct ContinuationStreams: Sendable {
 
 /// Bytes from the other app, as chunks: `for try await chunk in input { ... }`. Ends when the other
 /// app closes its output; throws a ``HandoffError`` when the connection breaks.
+///
+/// Chunks come straight from the connection's buffered frames, in the reading task: iterate the
+/// input from one task at a time.
 public struct ContinuationInputStream: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
-    let chunks: AsyncThrowingChannel<[UInt8], any Error>
+    let source: ContinuationInputSource
 
-    public func makeAsyncIterator() -> AsyncThrowingChannel<[UInt8], any Error>.AsyncIterator {
-        chunks.makeAsyncIterator()
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(source: source)
+    }
+
+    /// Reads the next chunk from the connection.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let source: ContinuationInputSource
+
+        public mutating func next() async throws -> [UInt8]? {
+            try await source.next()
+        }
+    }
+}
+
+/// The frames of one app's stream connection after the agent's answer, turned into chunks for
+/// the app's reading task. Tells the connection's host when the input is over: at its end, when
+/// it breaks, or when the app lets go of it unread.
+final class ContinuationInputSource: @unchecked Sendable {
+    // `frames` and `result` are used by one reading task at a time (`reading` checks it), so they
+    // need no lock.
+    private var frames: NIOAsyncChannelInboundStream<Frame>.AsyncIterator
+    private var result: Result<Void, HandoffError>?
+    private let reading = Atomic(false)
+    private let over: AsyncStream<Result<Void, HandoffError>>.Continuation
+
+    init(frames: NIOAsyncChannelInboundStream<Frame>.AsyncIterator, over: AsyncStream<Result<Void, HandoffError>>.Continuation) {
+        self.frames = frames
+        self.over = over
+    }
+
+    deinit {
+        // The app let go of its input: the connection need not wait for it.
+        over.yield(result ?? .success(()))
+        over.finish()
+    }
+
+    func next() async throws -> [UInt8]? {
+        precondition(!reading.exchange(true, ordering: .acquiring), "read a ContinuationInputStream from one task at a time")
+        defer { reading.store(false, ordering: .releasing) }
+        if let result { return try result.map { nil }.get() }
+        let outcome: Result<[UInt8]?, HandoffError>
+        do {
+            if let frame = try await frames.next() {
+                switch frame.kind {
+                case .streamData:
+                    return frame.payload
+                case .streamEnd:
+                    outcome = .success(nil)
+                case .error:
+                    // The agent's reason for ending the streams (limits.streamIdleTimeout: 4610).
+                    if case .error(let code, let message) = try PeerMessage(frame: frame) {
+                        outcome = .failure(HandoffError(HandoffError.Code(rawValue: code), message))
+                    } else {
+                        outcome = .failure(.handoffFailed("the continuation stream broke: a malformed error frame"))
+                    }
+                default:
+                    outcome = .failure(.handoffFailed("the continuation stream broke: \(FrameError.unexpected(kind: frame.kind, expecting: "stream data"))"))
+                }
+            } else {
+                outcome = .failure(.handoffFailed("the continuation stream broke: the other app or host went away"))
+            }
+        } catch {
+            outcome = .failure(.handoffFailed("the continuation stream broke: \(error)"))
+        }
+        let ended = outcome.map { _ in () }
+        result = ended
+        over.yield(ended)
+        return try outcome.get()
     }
 }
 
@@ -44,11 +112,18 @@ public final class ContinuationOutputStream: Sendable {
     /// Writes bytes; waits while the other side is behind.
     public func write(_ bytes: some Collection<UInt8>) async throws(HandoffError) {
         guard !isClosed.withLock({ $0 }) else { throw .handoffFailed("the continuation stream's output is closed") }
+        // Up to 16 frames (960 KiB) handed to the connection at once: one hop to its event loop
+        // and one flush for a megabyte, instead of one per frame.
         var remaining = bytes[...]
+        var batch: [Frame] = []
         while !remaining.isEmpty {
-            let chunk = Array(remaining.prefix(Self.chunkSize))
-            remaining = remaining.dropFirst(chunk.count)
-            do { try await writer.write(Frame(kind: .streamData, payload: chunk)) } catch {
+            batch.removeAll(keepingCapacity: true)
+            while !remaining.isEmpty, batch.count < 16 {
+                let chunk = Array(remaining.prefix(Self.chunkSize))
+                remaining = remaining.dropFirst(chunk.count)
+                batch.append(Frame(kind: .streamData, payload: chunk))
+            }
+            do { try await writer.write(contentsOf: batch) } catch {
                 throw .handoffFailed("the continuation stream broke: the other app or host went away (\(error))")
             }
         }
@@ -99,33 +174,17 @@ struct ContinuationStreamConnection: Sendable {
                     return
                 case .success: break
                 }
-                let chunks = AsyncThrowingChannel<[UInt8], any Error>()
                 let (closed, closedSink) = AsyncStream.makeStream(of: Void.self)
+                let (inputOver, inputOverSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
                 result.resume(returning: .success(ContinuationStreams(
-                    input: ContinuationInputStream(chunks: chunks),
+                    input: ContinuationInputStream(source: ContinuationInputSource(frames: frames, over: inputOverSink)),
                     output: ContinuationOutputStream(writer: outbound, closedSink: closedSink))))
-                var ended = false
-                do {
-                    while let frame = try await frames.next() {
-                        if frame.kind == .streamEnd { ended = true; break }
-                        if frame.kind == .error, case .error(let code, let message) = try PeerMessage(frame: frame) {
-                            // The agent's reason for ending the streams (limits.streamIdleTimeout: 4610).
-                            chunks.fail(HandoffError(HandoffError.Code(rawValue: code), message))
-                            return
-                        }
-                        guard frame.kind == .streamData else { throw FrameError.unexpected(kind: frame.kind, expecting: "stream data") }
-                        await chunks.send(frame.payload)
-                    }
-                } catch {
-                    chunks.fail(HandoffError.handoffFailed("the continuation stream broke: \(error)"))
-                    return
+                // The app reads its input in its own task. A broken input ends the connection at
+                // once; otherwise it stays until this side's output is closed too.
+                for await over in inputOver {
+                    guard case .success = over else { return }
+                    break
                 }
-                guard ended else {
-                    chunks.fail(HandoffError.handoffFailed("the continuation stream broke: the other app or host went away"))
-                    return
-                }
-                chunks.finish()
-                // Keep the connection until this side's output is closed too.
                 for await _ in closed { break }
             }
         } catch {

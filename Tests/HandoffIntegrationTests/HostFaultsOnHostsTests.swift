@@ -242,8 +242,12 @@ final class HostFaultsOnHostsTests: LabTestCase {
         try lab.startAgent("h2", config: h2)
         defer { _ = try? lab.startAgent("h2", config: h2Config(limits: Self.h2Limits)) }
         try waitUntilH1Reachable(timeout: 15)
+        // A fixed seed: the forwarders' random draws drop the 9th frame each host sends (then
+        // about 3 % of the rest), so "some frames were lost" holds however few frames the run
+        // needs. With a new seed each run, a link that carried under 200 frames lost none about
+        // once in 400 runs.
         for host in ["h1", "h2"] {
-            XCTAssertEqual(try lab.lab("impair", host, "--delay", "40", "--jitter", "20", "--loss", "3", "--reorder", "25").status, 0)
+            XCTAssertEqual(try lab.lab("impair", host, "--delay", "40", "--jitter", "20", "--loss", "3", "--reorder", "25", "--seed", "11").status, 0)
         }
 
         let text = String(repeating: "impaired link ", count: 200)  // about 3 KB of userInfo

@@ -11,25 +11,27 @@ import Foundation
 /// A control connection that carries one app's end of a pair of continuation streams.
 ///
 /// - `openStreams` (the continuing app, with its `continuationID`): the agent opens a TCP
-///   connection to the source agent (`hello`, `streamOpen`), waits for `streamAccepted`, answers
-///   the app, then relays stream frames both ways.
+///   connection to the source agent (`hello`, `streamOpen`), waits for `streamAccepted`, then
+///   joins the two connections' splices and answers the app.
 /// - `acceptStreams` (the source app, with the `streamID` of a `streamsRequested` event): the
-///   agent pairs the connection with the waiting peer connection.
+///   agent joins the app's connection with the waiting peer connection, sends `streamAccepted` to
+///   the peer and answers the app.
 ///
-/// Each direction is a pump from one connection's inbound to the other's outbound; NIO's async
-/// channels bound what is buffered, so a fast writer is slowed to the reader's pace. When one end
-/// closes, the other is closed.
+/// Once joined, stream frames go from one connection to the other on the event loops
+/// (``StreamSplice``), each connection read only while the other can take more, so a fast writer
+/// is slowed to the reader's pace. When both directions have ended, or one side goes away, both
+/// connections are closed.
 enum ContinuationStreamSession {
     /// Peer connections carry stream data in frames of at most this size.
     static let peerLimits = FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0)
 
-    static func serve<I: AsyncIteratorProtocol>(_ command: String, _ body: JSONValue, inbound: inout I,
-                                                connection: FrameServer.Connection, agent: Agent) async throws
-    where I.Element == Frame {
+    static func serve(_ command: String, _ body: JSONValue, connection: FrameServer.Connection, agent: Agent) async throws {
         let requestID = body["requestID"]
+        func response(_ result: Result<JSONValue, HandoffError>) -> Frame {
+            Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(result, requestID: requestID).serializedBytes)
+        }
         func respond(_ result: Result<JSONValue, HandoffError>) async throws {
-            try await connection.outbound.write(Frame(kind: .controlResponse,
-                                                       payload: ControlProtocol.responseJSON(result, requestID: requestID).serializedBytes))
+            try await connection.outbound.write(response(result))
         }
         if command == "acceptStreams" {
             guard let streamID = body["streamID"]?.stringValue.flatMap(UUID.init(uuidString:)),
@@ -38,25 +40,25 @@ enum ContinuationStreamSession {
                 try await respond(.failure(.handoffFailed("no stream request with that streamID is waiting (it may have timed out)")))
                 return
             }
-            // `streamAccepted` goes to the peer before the app hears it may send: the app's first
-            // bytes travel on the same writer and must not overtake it.
+            // The peer first: `streamAccepted` goes out before the app hears it may send, so the
+            // app's first bytes cannot overtake it. Fault injection (faults.stallStreamAfterBytes):
+            // the app's bytes stop here.
+            let stall = await agent.faults.stallStreamAfterBytes
             do {
-                try await claim.peer.outbound.write(PeerMessage.streamAccepted.frame)
+                try await StreamSplice.join(claim.peer, StreamSpliceDirection(), firstFrame: PeerMessage.streamAccepted.frame,
+                                            connection.splice, StreamSpliceDirection(stallAfterBytes: stall),
+                                            firstFrame: response(.success(.object([:]))),
+                                            onEnd: claim.relay.directionEnded)
             } catch {
-                claim.release.resume(returning: nil)
-                try await respond(.failure(.connectionUnavailable("the peer that asked for the streams is gone (\(error))")))
+                claim.release.resume(returning: false)
+                claim.relay.directionEnded(nil)
+                // Only a failure on the peer's side leaves the app without an answer.
+                try? await respond(.failure(.connectionUnavailable("the peer that asked for the streams is gone (\(error))")))
                 return
             }
-            try await respond(.success(.object([:])))
             claim.relay.onDone(close: connection.close)
-            claim.release.resume(returning: StreamConnectionEnd(connection))
-            // Fault injection (faults.stallStreamAfterBytes): the app's bytes stop here.
-            let stall = await agent.faults.stallStreamAfterBytes
-            // App to peer here; the peer's session pumps peer to app. Both connections close once
-            // both directions have ended.
-            try await claim.relay.direction {
-                try await StreamChannels.pump(&inbound, to: claim.peer.outbound, writeLast: claim.peer.writeAndWait, stallAfterBytes: stall)
-            }
+            claim.release.resume(returning: true)
+            // The peer's session closes its connection; both close once both directions have ended.
             await claim.relay.waitUntilDone()
             return
         }
@@ -69,10 +71,12 @@ enum ContinuationStreamSession {
         }
         let limits = agent.configuration.limits
         let channel: FrameChannel
+        let peerSplice: StreamSplice
         do {
-            channel = try await StreamChannels.connect(to: source.peer.endpoint, limits: peerLimits, connectTimeout: limits.connectTimeout,
-                                                       tls: agent.security.clientTLS,
-                                                       idleTimeout: limits.streamIdleTimeout > .zero ? limits.streamIdleTimeout : nil)
+            // On the app connection's event loop: the relay of this pair stays on one thread.
+            (channel, peerSplice) = try await StreamChannels.connectForRelay(
+                to: source.peer.endpoint, limits: peerLimits, connectTimeout: limits.connectTimeout, tls: agent.security.clientTLS,
+                idleTimeout: limits.streamIdleTimeout > .zero ? limits.streamIdleTimeout : nil, group: connection.splice.eventLoop)
         } catch {
             try await respond(.failure(.connectionUnavailable("cannot connect to \(source.peer.name) for continuation streams: \(error)")))
             return
@@ -85,58 +89,41 @@ enum ContinuationStreamSession {
             let deadline = channel.channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(limits.fetchTimeout.nanoseconds)) {
                 channel.channel.close(promise: nil)
             }
-            let appOutbound = connection.outbound
+            var frames = peerInbound.makeAsyncIterator()
+            let answer = await handshake(&frames, peer: source.peer.name, timeout: limits.fetchTimeout)
+            deadline.cancel()
+            guard case .success = answer else {
+                try await respond(answer.map { .object([:]) })
+                return
+            }
             let relay = agent.streamRelays.make()
             defer {
                 relay.directionEnded(nil)  // done already, unless the streams never opened
                 agent.streamRelays.finished()
             }
-            let (answers, answerSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
-            let (responded, respondedSink) = AsyncStream.makeStream(of: Bool.self)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                // Peer to app: the handshake, then (once the app has its answer) the pump.
-                group.addTask {
-                    var frames = peerInbound.makeAsyncIterator()
-                    let answer = await handshake(&frames, peer: source.peer.name, timeout: limits.fetchTimeout)
-                    answerSink.yield(answer)
-                    answerSink.finish()
-                    guard case .success = answer else { return }
-                    for await go in responded where go {
-                        // When the peer's connection ends (closed, broken, or cut by unpairing),
-                        // nothing more can pass either way: the relay closes the app's connection
-                        // too, so the app sees the end instead of waiting forever. A source that
-                        // went quiet for limits.streamIdleTimeout: the app learns why, with 4610,
-                        // before its connection closes.
-                        try await relay.direction {
-                            try await StreamChannels.pump(&frames, to: appOutbound, writeLast: connection.writeAndWait, lastWords: { error in
-                                guard let idle = error as? StreamIdleTimeout else { return nil }
-                                return PeerMessage.error(code: HandoffError.Code.userActivityRemoteApplicationTimedOut.rawValue,
-                                                         message: "\(source.peer.name) sent nothing on the continuation streams for \(idle.timeout) (limits.streamIdleTimeout)").frame
-                            })
-                        }
-                        return
-                    }
-                }
-                var answerIterator = answers.makeAsyncIterator()
-                let answer = await answerIterator.next() ?? .failure(.handoffFailed("the stream request to \(source.peer.name) ended"))
-                deadline.cancel()
-                try await respond(answer.map { .object(["streamID": .string(request.streamID.uuidString)]) })
-                guard case .success = answer else {
-                    respondedSink.finish()
-                    return
-                }
-                relay.onDone(close: connection.close)
-                relay.onDone(close: { channel.channel.close(promise: nil) })
-                respondedSink.yield(true)
-                respondedSink.finish()
-                // App to peer, here. Both connections close once both directions have ended, or
-                // at once when either side goes away.
-                try await relay.direction {
-                    try await StreamChannels.pump(&inbound, to: peerOutbound, writeLast: { try await channel.channel.writeAndFlush($0).get() })
-                }
-                await relay.waitUntilDone()
-                try await group.next()
+            relay.onDone(close: connection.close)
+            relay.onDone(close: peerSplice.close)
+            // The app first: its answer goes out before the source's bytes (held by the peer
+            // connection's splice since `streamAccepted`) are relayed to it. When the source's
+            // connection ends (closed, broken, or cut by unpairing), nothing more can pass either
+            // way: both connections close, so the app sees the end instead of waiting forever. A
+            // source that went quiet for limits.streamIdleTimeout: the app learns why, with 4610,
+            // before its connection closes.
+            let fromSource = StreamSpliceDirection(lastWords: { error in
+                guard let idle = error as? StreamIdleTimeout else { return nil }
+                return PeerMessage.error(code: HandoffError.Code.userActivityRemoteApplicationTimedOut.rawValue,
+                                         message: "\(source.peer.name) sent nothing on the continuation streams for \(idle.timeout) (limits.streamIdleTimeout)").frame
+            })
+            do {
+                try await StreamSplice.join(connection.splice, StreamSpliceDirection(),
+                                            firstFrame: response(.success(.object(["streamID": .string(request.streamID.uuidString)]))),
+                                            peerSplice, fromSource, firstFrame: nil, onEnd: relay.directionEnded)
+            } catch {
+                // A connection closed while joining: the app may have its answer already, so it
+                // learns of the break from its connection closing (the relay's end, below).
+                return
             }
+            await relay.waitUntilDone()
         }
     }
 

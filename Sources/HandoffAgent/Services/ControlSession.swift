@@ -33,7 +33,7 @@ public enum ControlSession {
         var inbound = connection.inbound.makeAsyncIterator()
         guard let first = try await inbound.next() else { return }
         if let (command, body) = try? ControlProtocol.decodeRequest(first), command == "openStreams" || command == "acceptStreams" {
-            try await ContinuationStreamSession.serve(command, body, inbound: &inbound, connection: connection, agent: agent)
+            try await ContinuationStreamSession.serve(command, body, connection: connection, agent: agent)
             return
         }
         let link = ControlLink(outbound: connection.outbound)

@@ -37,35 +37,88 @@ enum OpenURLTransfer {
             return try await channel.executeThenClose { inbound, outbound in
                 try await outbound.write(PeerMessage.hello(agent.hello).frame)
                 try await outbound.write(PeerMessage.open(request).frame)
-                if request.fileName != nil {
-                    var offset = 0
-                    while offset < file.count {
-                        let end = min(offset + 60 * 1024, file.count)
-                        try await outbound.write(PeerMessage.streamData(Array(file[offset..<end])).frame)
-                        offset = end
+                // The answer is read while the file is written: a receiver that refuses the file
+                // answers at once, and the sender stops writing instead of finding its writes cut.
+                return await withTaskGroup(of: SendStep.self) { group in
+                    group.addTask {
+                        guard request.fileName != nil else { return .written }
+                        do {
+                            var offset = 0
+                            while offset < file.count {
+                                let end = min(offset + 60 * 1024, file.count)
+                                try await outbound.write(PeerMessage.streamData(Array(file[offset..<end])).frame)
+                                offset = end
+                            }
+                            try await outbound.write(PeerMessage.streamEnd.frame)
+                            return .written
+                        } catch {
+                            return .writeFailed(error)
+                        }
                     }
-                    try await outbound.write(PeerMessage.streamEnd.frame)
-                }
-                // The receiving app has limits.handlerTimeout to answer; allow the transfer on top.
-                let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds((limits.handlerTimeout + limits.fetchTimeout).nanoseconds)) {
-                    channel.channel.close(promise: nil)
-                }
-                defer { deadline.cancel() }
-                for try await frame in inbound {
-                    switch try PeerMessage(frame: frame) {
-                    case .hello: continue
-                    case .opened(let handled):
-                        return .success(.object(["handled": .bool(handled), "peer": .string(peer.name), "app": .string(request.bundleID)]))
-                    case .error(let code, let message):
-                        return .failure(HandoffError(HandoffError.Code(rawValue: code), message))
-                    default:
-                        return .failure(.handoffFailed("\(peer.name) answered open with a \(frame.kind) frame"))
+                    group.addTask {
+                        .answered(await answer(from: inbound, request: request, peer: peer))
                     }
+                    var writeError: (any Error)?
+                    var deadline: Scheduled<Void>?
+                    defer { deadline?.cancel() }
+                    while let step = await group.next() {
+                        switch step {
+                        case .written:
+                            // The receiving app has limits.handlerTimeout to answer; allow the
+                            // transfer on top.
+                            deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds((limits.handlerTimeout + limits.fetchTimeout).nanoseconds)) {
+                                channel.channel.close(promise: nil)
+                            }
+                        case .writeFailed(let error): writeError = error
+                        case .answered(let answer):
+                            group.cancelAll()
+                            // Without an answer, a write that failed says more than the close.
+                            if let writeError, !answer.isAnswer {
+                                return .failure(.handoffFailed("sending to \(peer.name) failed: \(writeError)"))
+                            }
+                            return answer.result
+                        }
+                    }
+                    return .failure(.handoffFailed("sending to \(peer.name) ended without an answer"))
                 }
-                return .failure(.remoteTimedOut("\(peer.name) closed the connection before the app answered"))
             }
         } catch {
             return .failure(.handoffFailed("sending to \(peer.name) failed: \(error)"))
+        }
+    }
+
+    /// What one side of ``send(_:file:to:agent:)`` came to.
+    private enum SendStep: Sendable {
+        case written
+        case writeFailed(any Error)
+        case answered(Answer)
+    }
+
+    /// The receiver's answer to `open`, or why there was none.
+    private struct Answer: Sendable {
+        var result: Result<JSONValue, HandoffError>
+        /// The receiver answered (`opened` or an error frame), rather than the connection ending.
+        var isAnswer: Bool
+    }
+
+    /// Reads until the receiver answers, or the connection ends.
+    private static func answer(from inbound: NIOAsyncChannelInboundStream<Frame>, request: OpenRequest, peer: PeerRecord) async -> Answer {
+        do {
+            for try await frame in inbound {
+                switch try PeerMessage(frame: frame) {
+                case .hello: continue
+                case .opened(let handled):
+                    return Answer(result: .success(.object(["handled": .bool(handled), "peer": .string(peer.name), "app": .string(request.bundleID)])),
+                                  isAnswer: true)
+                case .error(let code, let message):
+                    return Answer(result: .failure(HandoffError(HandoffError.Code(rawValue: code), message)), isAnswer: true)
+                default:
+                    return Answer(result: .failure(.handoffFailed("\(peer.name) answered open with a \(frame.kind) frame")), isAnswer: true)
+                }
+            }
+            return Answer(result: .failure(.remoteTimedOut("\(peer.name) closed the connection before the app answered")), isAnswer: false)
+        } catch {
+            return Answer(result: .failure(.handoffFailed("sending to \(peer.name) failed: \(error)")), isAnswer: false)
         }
     }
 
@@ -75,14 +128,25 @@ enum OpenURLTransfer {
     /// with `opened` or `error`.
     static func receive<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
                                                   peer: String, agent: Agent) async throws where I.Element == Frame {
-        let result = await receiveAndDeliver(request, inbound: &inbound, peer: peer, agent: agent)
+        var fileRead = false
+        let result = await receiveAndDeliver(request, inbound: &inbound, fileRead: &fileRead, peer: peer, agent: agent)
         switch result {
         case .success(let handled): try await outbound.write(PeerMessage.opened(handled: handled).frame)
         case .failure(let error): try await outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
         }
+        // A file refused before it was read: its frames are read and dropped (up to its announced
+        // size) until the sender, which reads the answer while it writes, stops. Closing at once
+        // would cut the sender's writes, and it could lose the answer with them.
+        if request.fileName != nil, !fileRead {
+            var dropped = 0
+            while dropped <= request.fileSize, let frame = try await inbound.next(), frame.kind == .streamData {
+                dropped += frame.payload.count
+            }
+        }
     }
 
-    private static func receiveAndDeliver<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, peer: String, agent: Agent) async
+    private static func receiveAndDeliver<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, fileRead: inout Bool,
+                                                                    peer: String, agent: Agent) async
         -> Result<Bool, HandoffError> where I.Element == Frame
     {
         let configuration = agent.configuration
@@ -107,6 +171,7 @@ enum OpenURLTransfer {
         }
         var written = 0
         var complete = false
+        fileRead = true
         do {
             while let frame = try await inbound.next() {
                 if frame.kind == .streamEnd { complete = true; break }

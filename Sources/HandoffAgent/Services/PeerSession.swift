@@ -106,15 +106,15 @@ public enum PeerSession {
                     relay.directionEnded(nil)  // done already, unless the app never took the streams
                     agent.streamRelays.finished()
                 }
-                switch await agent.awaitStreamApp(request, peer: StreamConnectionEnd(connection), relay: relay) {
+                switch await agent.awaitStreamApp(request, peer: connection.splice, relay: relay) {
                 case .failure(let error):
                     try await connection.outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
-                case .success(let app):
-                    // The app's session has sent `streamAccepted` (before the app's first bytes).
-                    // Peer to app here; the app's own session pumps app to peer. The connection
-                    // stays until both directions have ended (or one side has gone away).
+                case .success:
+                    // The app's session has joined this connection's splice with its own and sent
+                    // `streamAccepted`: stream frames now go between the two connections on the
+                    // event loops. The connection stays until both directions have ended (or one
+                    // side has gone away).
                     relay.onDone(close: connection.close)
-                    try await relay.direction { try await StreamChannels.pump(&inbound, to: app.outbound, writeLast: app.writeAndWait) }
                     await relay.waitUntilDone()
                 }
                 return

@@ -1,10 +1,10 @@
 import HandoffCore
 import HandoffTransport
-import NIOCore
 import Synchronization
 
 /// One agent's relay of a pair of continuation streams: two directions (app to peer, peer to
-/// app), pumped by two tasks that may live in different sessions, over two connections.
+/// app) over two connections, moved by their ``StreamSplice``s on the event loops, and watched by
+/// the two sessions that joined them.
 ///
 /// A direction ends cleanly when its sender's `streamEnd` has been passed on. Once both have, the
 /// stream pair is complete and both connections are closed: without this, each agent waited for
@@ -49,28 +49,20 @@ final class StreamRelay: Sendable {
         for waiter in finished.waiters { waiter.resume() }
     }
 
-    /// Waits until both directions have ended, or one side has gone away.
+    /// Waits until both directions have ended, or one side has gone away. Cancelling the waiting
+    /// task (the agent shutting down) ends the pair: both connections are closed.
     func waitUntilDone() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.done { return true }
-                state.waiters.append(continuation)
-                return false
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.done { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    /// Runs one direction's pump and records how it ended; a failure is rethrown.
-    @discardableResult
-    func direction(_ pump: () async throws -> StreamDirectionEnd) async throws -> StreamDirectionEnd {
-        do {
-            let end = try await pump()
-            directionEnded(end)
-            return end
-        } catch {
+        } onCancel: {
             directionEnded(nil)
-            throw error
         }
     }
 }
@@ -93,26 +85,5 @@ final class StreamRelays: Sendable {
     /// The session that owned a relay has returned.
     func finished() {
         count.withLock { $0 -= 1 }
-    }
-}
-
-/// One connection's end of a relayed stream pair: where its frames go, how the last one is
-/// written so that a close after it loses nothing, and how the connection is closed.
-struct StreamConnectionEnd: Sendable {
-    var outbound: NIOAsyncChannelOutboundWriter<Frame>
-    var writeAndWait: @Sendable (Frame) async throws -> Void
-    var close: @Sendable () -> Void
-
-    init(_ connection: FrameServer.Connection) {
-        outbound = connection.outbound
-        writeAndWait = connection.writeAndWait
-        close = connection.close
-    }
-
-    init(outbound: NIOAsyncChannelOutboundWriter<Frame>, writeAndWait: @escaping @Sendable (Frame) async throws -> Void,
-         close: @escaping @Sendable () -> Void) {
-        self.outbound = outbound
-        self.writeAndWait = writeAndWait
-        self.close = close
     }
 }

@@ -16,10 +16,31 @@ public enum StreamChannels {
     public static func connect(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
                                idleTimeout: Duration? = nil,
                                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> FrameChannel {
+        try await connect(to: endpoint, limits: limits, connectTimeout: connectTimeout, tls: tls, idleTimeout: idleTimeout,
+                          splice: false, group: group).channel
+    }
+
+    /// A TCP channel to a peer agent, as ``connect(to:limits:connectTimeout:tls:idleTimeout:group:)``,
+    /// with a holding ``StreamSplice``: the continuing agent's end of a relayed stream pair. Stream
+    /// frames that arrive before the splice is joined are kept for the app; the handshake's frames
+    /// reach the async side. Pass the app connection's event loop as `group`, so the relay stays
+    /// on one thread.
+    public static func connectForRelay(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
+                                       idleTimeout: Duration? = nil,
+                                       group: any EventLoopGroup) async throws -> (channel: FrameChannel, splice: StreamSplice) {
+        let (channel, splice) = try await connect(to: endpoint, limits: limits, connectTimeout: connectTimeout, tls: tls,
+                                                  idleTimeout: idleTimeout, splice: true, group: group)
+        return (channel, splice!)
+    }
+
+    private static func connect(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
+                                idleTimeout: Duration?, splice: Bool,
+                                group: any EventLoopGroup) async throws -> (channel: FrameChannel, splice: StreamSplice?) {
         let expected = try tls.map { _ in try PeerClientTLS.expectedIdentity(of: endpoint) }
-        let (channel, handshake) = try await ClientBootstrap(group: group)
+        let (channel, handshake, added) = try await ClientBootstrap(group: group)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handshake = try tls.map { try $0.addHandlers(to: channel, expecting: expected).1 }
@@ -27,7 +48,8 @@ public enum StreamChannels {
                         try channel.pipeline.syncOperations.addHandler(StreamIdleTimer(timeout: idleTimeout))
                     }
                     try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-                    return (try FrameChannel(wrappingChannelSynchronously: channel), handshake)
+                    let added = splice ? try StreamSplice.add(to: channel, holding: true) : nil
+                    return (try FrameChannel(wrappingChannelSynchronously: channel), handshake, added)
                 }
             }
         if let handshake {
@@ -36,7 +58,7 @@ public enum StreamChannels {
                 throw PeerConnectError(reason: PeerClientTLS.reason(error, expected: expected) ?? TCPPeerConnector.reason(error))
             }
         }
-        return channel
+        return (channel, added)
     }
 
     /// A channel to the local agent's control socket.
@@ -49,60 +71,6 @@ public enum StreamChannels {
                 }
             }
     }
-
-    /// Copies stream frames from `inbound` to `outbound` until the sender's `streamEnd` (passed on
-    /// with `writeLast`, so it is out of the process when this returns) or the end of `inbound`,
-    /// then finishes `outbound`. Frames other than stream data and end are a protocol error.
-    ///
-    /// - Parameters:
-    ///   - writeLast: writes the `streamEnd` frame and returns once it, and everything before it,
-    ///     has been handed to the socket (``FrameServer/Connection/writeAndWait``).
-    ///   - stallAfterBytes: fault injection (`faults.stallStreamAfterBytes`): after this many
-    ///     bytes of stream data, nothing more is passed on, and `outbound` stays open, until
-    ///     `inbound` ends.
-    ///   - lastWords: when `inbound` fails, a frame to send before finishing `outbound` (an
-    ///     error the far end can report), or nil.
-    /// - Returns: how this direction ended.
-    @discardableResult
-    public static func pump<I: AsyncIteratorProtocol>(_ inbound: inout I, to outbound: NIOAsyncChannelOutboundWriter<Frame>,
-                                                      writeLast: @Sendable (Frame) async throws -> Void,
-                                                      stallAfterBytes: Int? = nil,
-                                                      lastWords: (@Sendable (any Error) -> Frame?)? = nil) async throws -> StreamDirectionEnd
-    where I.Element == Frame {
-        defer { outbound.finish() }
-        var budget = stallAfterBytes ?? .max
-        do {
-            while let frame = try await inbound.next() {
-                guard frame.kind == .streamData || frame.kind == .streamEnd else {
-                    throw FrameError.unexpected(kind: frame.kind, expecting: "stream data")
-                }
-                guard budget > 0 else { continue }
-                if frame.kind == .streamEnd {
-                    try await writeLast(frame)
-                    return .ended
-                }
-                if frame.payload.count > budget {
-                    try await outbound.write(Frame(kind: .streamData, payload: Array(frame.payload.prefix(budget))))
-                    budget = 0
-                    continue
-                }
-                if stallAfterBytes != nil { budget -= frame.payload.count }
-                try await outbound.write(frame)
-            }
-            return .closed
-        } catch {
-            if let frame = lastWords?(error) { try? await outbound.write(frame) }
-            throw error
-        }
-    }
-}
-
-/// How one direction of a continuation stream ended at a relaying agent.
-public enum StreamDirectionEnd: Sendable, Equatable {
-    /// The sender's `streamEnd` was passed on: this direction is complete.
-    case ended
-    /// The sender's connection ended without `streamEnd`: it went away.
-    case closed
 }
 
 /// Nothing arrived on a continuation stream for `limits.streamIdleTimeout`.

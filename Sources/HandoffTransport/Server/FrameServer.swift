@@ -51,6 +51,9 @@ public struct FrameServer: Sendable {
         /// Fault injection (`faults.dropAfterBytes`): lets this many more bytes of frames out,
         /// then closes the connection mid-frame.
         public var limitOutbound: @Sendable (Int) async -> Void = { _ in }
+        /// The connection's end of a relayed stream pair, should it come to carry one (it passes
+        /// every frame on to `inbound` until joined).
+        public var splice: StreamSplice
     }
 
     /// An accepted connection as the initializer prepared it.
@@ -60,6 +63,7 @@ public struct FrameServer: Sendable {
         var identity: PeerIdentityBox?
         var gate: AuthenticationGate?
         var peerUID: UInt32?
+        var splice: StreamSplice?
     }
 
     let channel: NIOAsyncChannel<Accepted, Never>
@@ -81,6 +85,7 @@ public struct FrameServer: Sendable {
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.maxMessagesPerRead, value: 64)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.recvAllocator, value: StreamSplice.recvAllocator)
         let unclaimed = UnclaimedConnections()
         let admission = security.map { AdmissionControl(limits: $0.admission) }
         let isUnix = if case .unix = address { true } else { false }
@@ -92,10 +97,13 @@ public struct FrameServer: Sendable {
                     guard let (identity, gate) = try Self.secure(channel, security: security, admission: admission, limits: limits) else {
                         return Accepted(channel: nil)
                     }
-                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), identity: identity, gate: gate)
+                    let splice = try StreamSplice.add(to: channel)
+                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), identity: identity, gate: gate,
+                                        splice: splice)
                 } else {
                     try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                    let splice = try StreamSplice.add(to: channel)
+                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), splice: splice)
                 }
                 accepted.peerUID = uid
                 if let connection = accepted.channel { unclaimed.add(connection) }
@@ -189,7 +197,7 @@ public struct FrameServer: Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { inbound in
                 for try await accepted in inbound {
-                    guard let client = accepted.channel else { continue }
+                    guard let client = accepted.channel, let splice = accepted.splice else { continue }
                     unclaimed.remove(client)
                     group.addTask {
                         let remote = client.channel.remoteAddress
@@ -200,7 +208,8 @@ public struct FrameServer: Sendable {
                                     peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
                                     close: { client.channel.close(promise: nil) },
                                     writeAndWait: { try await client.channel.writeAndFlush($0).get() },
-                                    limitOutbound: { await client.channel.limitOutbound(toBytes: $0) }))
+                                    limitOutbound: { await client.channel.limitOutbound(toBytes: $0) },
+                                    splice: splice))
                             }
                         } catch is CancellationError {
                             // Shutting down: not worth a log line per connection.
