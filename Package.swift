@@ -92,6 +92,7 @@ let package = Package(
             dependencies: [
                 "CHandoffShims", "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
