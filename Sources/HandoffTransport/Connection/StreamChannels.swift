@@ -41,6 +41,7 @@ public enum StreamChannels {
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .channelOption(.maxMessagesPerRead, value: StreamSplice.maxMessagesPerRead)
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handshake = try tls.map { try $0.addHandlers(to: channel, expecting: expected).1 }

@@ -57,6 +57,11 @@ public struct StreamSplice: Sendable {
     /// system call while an idle connection keeps small buffers.
     public static let recvAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 256 * 1024)
 
+    /// One read per readiness event on such channels (NIO's default is 4): backpressure is
+    /// checked between reads, so a relay holds at most one read's worth for a partner that cannot
+    /// take it.
+    public static let maxMessagesPerRead: UInt = 1
+
     /// Closes the splice's channel.
     public func close() {
         channel.close(promise: nil)

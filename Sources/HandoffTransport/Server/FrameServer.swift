@@ -86,6 +86,7 @@ public struct FrameServer: Sendable {
             .serverChannelOption(.maxMessagesPerRead, value: 64)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .childChannelOption(.maxMessagesPerRead, value: StreamSplice.maxMessagesPerRead)
         let unclaimed = UnclaimedConnections()
         let admission = security.map { AdmissionControl(limits: $0.admission) }
         let isUnix = if case .unix = address { true } else { false }
