@@ -176,6 +176,29 @@ struct StreamSpliceTests {
         #expect(ends.all == [.ended, .closed])
     }
 
+    @Test("a splice whose channel closes between being prepared and started still relays what it held, then ends the pair")
+    func closedWhileJoining() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        let app = try await SplicedChannel.make(on: loop)
+        let peer = try await SplicedChannel.make(on: loop, holding: true)
+        let ends = EndLog()
+        try await peer.channel.writeInbound(Self.data([5]))
+        // join's two steps, with the source finishing and closing in between (as a fast source
+        // agent can: it closes once both directions have ended).
+        try await loop.submit {
+            try app.splice.handler.value.prepare(partner: peer.splice, direction: StreamSpliceDirection(), firstFrame: Self.response, onEnd: ends.record)
+            try peer.splice.handler.value.prepare(partner: app.splice, direction: StreamSpliceDirection(), firstFrame: nil, onEnd: ends.record)
+        }.get()
+        try await peer.channel.writeInbound(Self.end)
+        try await peer.channel.close()
+        try await loop.submit {
+            app.splice.handler.value.start()
+            peer.splice.handler.value.start()
+        }.get()
+        #expect(try await app.written() == [Self.response, Self.data([5]), Self.end])
+        #expect(ends.all == [.ended, .closed])
+    }
+
     @Test("joining a channel that has closed and holds nothing throws, and the other side's first frame is not written")
     func joinClosed() async throws {
         let loop = NIOAsyncTestingEventLoop()

@@ -165,7 +165,9 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
         self.context = nil
         channelClosed = true
         // The two handlers refer to each other through their partners: the first to go breaks
-        // the cycle, so a finished pair is freed.
+        // the cycle, so a finished pair is freed. A holding splice that has been prepared keeps
+        // its partner: `start()` still relays what it held, then lets go.
+        if case .holding = mode, partner != nil { return }
         partner = nil
         lastWords = nil
     }
