@@ -56,8 +56,8 @@ final class ContinuationInputSource: @unchecked Sendable {
     }
 
     deinit {
-        // The app let go of its input: the connection need not wait for it.
-        over.yield(result ?? .success(()))
+        // The app let go of its input unread: the connection need not wait for it.
+        if result == nil { over.yield(.success(())) }
         over.finish()
     }
 

@@ -50,8 +50,7 @@ enum ContinuationStreamSession {
                                             firstFrame: response(.success(.object([:]))),
                                             onEnd: claim.relay.directionEnded)
             } catch {
-                claim.release.resume(returning: false)
-                claim.relay.directionEnded(nil)
+                claim.release.resume(returning: false)  // the peer's session ends the relay
                 // Only a failure on the peer's side leaves the app without an answer.
                 try? await respond(.failure(.connectionUnavailable("the peer that asked for the streams is gone (\(error))")))
                 return

@@ -93,22 +93,20 @@ public struct FrameServer: Sendable {
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { channel in
             let uid: EventLoopFuture<UInt32?> = isUnix ? Self.peerUID(of: channel) : channel.eventLoop.makeSucceededFuture(nil)
             return uid.flatMapThrowing { uid in
-                var accepted: Accepted
+                var identity: PeerIdentityBox?
+                var gate: AuthenticationGate?
                 if let security, let admission {
-                    guard let (identity, gate) = try Self.secure(channel, security: security, admission: admission, limits: limits) else {
+                    guard let secured = try Self.secure(channel, security: security, admission: admission, limits: limits) else {
                         return Accepted(channel: nil)
                     }
-                    let splice = try StreamSplice.add(to: channel)
-                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), identity: identity, gate: gate,
-                                        splice: splice)
+                    (identity, gate) = secured
                 } else {
                     try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-                    let splice = try StreamSplice.add(to: channel)
-                    accepted = Accepted(channel: try NIOAsyncChannel(wrappingChannelSynchronously: channel), splice: splice)
                 }
-                accepted.peerUID = uid
-                if let connection = accepted.channel { unclaimed.add(connection) }
-                return accepted
+                let splice = try StreamSplice.add(to: channel)
+                let connection = try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                unclaimed.add(connection)
+                return Accepted(channel: connection, identity: identity, gate: gate, peerUID: uid, splice: splice)
             }
         }
         let channel: NIOAsyncChannel<Accepted, Never>
