@@ -146,12 +146,11 @@ let package = Package(
         .testTarget(
             name: "HandoffTransportTests",
             dependencies: [
-                "HandoffCore", "HandoffTransport", "HandoffTrust",
+                "HandoffCore", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
         .testTarget(

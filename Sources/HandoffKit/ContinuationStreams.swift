@@ -45,12 +45,12 @@ public struct ContinuationInputStream: AsyncSequence, Sendable {
 final class ContinuationInputSource: @unchecked Sendable {
     // `frames` and `result` are used by one reading task at a time (`reading` checks it), so they
     // need no lock.
-    private var frames: NIOAsyncChannelInboundStream<Frame>.AsyncIterator
+    private var frames: NIOAsyncChannelInboundStream<EncodedFrame>.AsyncIterator
     private var result: Result<Void, HandoffError>?
     private let reading = Atomic(false)
     private let over: AsyncStream<Result<Void, HandoffError>>.Continuation
 
-    init(frames: NIOAsyncChannelInboundStream<Frame>.AsyncIterator, over: AsyncStream<Result<Void, HandoffError>>.Continuation) {
+    init(frames: NIOAsyncChannelInboundStream<EncodedFrame>.AsyncIterator, over: AsyncStream<Result<Void, HandoffError>>.Continuation) {
         self.frames = frames
         self.over = over
     }
@@ -70,12 +70,13 @@ final class ContinuationInputSource: @unchecked Sendable {
             if let frame = try await frames.next() {
                 switch frame.kind {
                 case .streamData:
-                    return frame.payload
+                    // The one copy on this side: from the bytes read into the app's chunk.
+                    return frame.bytes.getBytes(at: frame.bytes.readerIndex + Frame.headerSize, length: frame.payloadCount)!
                 case .streamEnd:
                     outcome = .success(nil)
                 case .error:
                     // The agent's reason for ending the streams (limits.streamIdleTimeout: 4610).
-                    if case .error(let code, let message) = try PeerMessage(frame: frame) {
+                    if case .error(let code, let message) = try PeerMessage(frame: frame.frame) {
                         outcome = .failure(HandoffError(HandoffError.Code(rawValue: code), message))
                     } else {
                         outcome = .failure(.handoffFailed("the continuation stream broke: a malformed error frame"))
@@ -97,45 +98,138 @@ final class ContinuationInputSource: @unchecked Sendable {
 }
 
 /// Bytes to the other app.
+///
+/// Writes from several tasks are taken one at a time, each whole, in the order they arrive.
 public final class ContinuationOutputStream: Sendable {
     /// The largest chunk sent in one frame.
     public static let chunkSize = 60 * 1024
-    private let writer: NIOAsyncChannelOutboundWriter<Frame>
-    private let closedSink: AsyncStream<Void>.Continuation
-    private let isClosed = Mutex(false)
+    /// Frames per batch: a batch is written with one hop to the connection's event loop and one
+    /// flush.
+    static let framesPerBatch = 16
 
-    init(writer: NIOAsyncChannelOutboundWriter<Frame>, closedSink: AsyncStream<Void>.Continuation) {
+    private let channel: any Channel
+    private let writer: NIOAsyncChannelOutboundWriter<EncodedFrame>
+    private let closedSink: AsyncStream<Void>.Continuation
+    /// Held by one write (or the close) at a time.
+    private let turn = AsyncTurn()
+    private let state: Mutex<State>
+
+    private struct State {
+        var isClosed = false
+        /// Two batch buffers, used in turn: one is filled while the other is written. A buffer
+        /// is filled again once its last write is done, so its memory is reused rather than
+        /// allocated (and zero-filled by the kernel) for every batch.
+        var buffers: [ByteBuffer]
+        var written: [EventLoopFuture<Void>?] = [nil, nil]
+        var next = 0
+    }
+
+    init(channel: any Channel, writer: NIOAsyncChannelOutboundWriter<EncodedFrame>, closedSink: AsyncStream<Void>.Continuation) {
+        self.channel = channel
         self.writer = writer
         self.closedSink = closedSink
+        let capacity = Self.framesPerBatch * (Frame.headerSize + Self.chunkSize)
+        state = Mutex(State(buffers: [channel.allocator.buffer(capacity: capacity), channel.allocator.buffer(capacity: capacity)]))
     }
 
     /// Writes bytes; waits while the other side is behind.
+    ///
+    /// The bytes are copied once, into frames in a batch buffer of up to 16 frames (960 KiB);
+    /// a write returns once its last batch is handed to the connection, and the next batch waits
+    /// for the one before the last to be written to the socket.
     public func write(_ bytes: some Collection<UInt8>) async throws(HandoffError) {
-        guard !isClosed.withLock({ $0 }) else { throw .handoffFailed("the continuation stream's output is closed") }
-        // Up to 16 frames (960 KiB) handed to the connection at once: one hop to its event loop
-        // and one flush for a megabyte, instead of one per frame.
+        await turn.enter()
+        defer { turn.leave() }
+        guard !state.withLock({ $0.isClosed }) else { throw .handoffFailed("the continuation stream's output is closed") }
         var remaining = bytes[...]
-        var batch: [Frame] = []
         while !remaining.isEmpty {
-            batch.removeAll(keepingCapacity: true)
-            while !remaining.isEmpty, batch.count < 16 {
-                let chunk = Array(remaining.prefix(Self.chunkSize))
+            // The buffer to fill, once its previous batch is out.
+            let (slot, previous) = state.withLock { s in (s.next, s.written[s.next]) }
+            try await Self.wait(for: previous)
+            var buffer = state.withLock { s in
+                var buffer = s.buffers[slot]
+                s.buffers[slot] = ByteBuffer()  // let go here, so `buffer` is the only reference
+                return buffer
+            }
+            buffer.clear()
+            for _ in 0..<Self.framesPerBatch where !remaining.isEmpty {
+                let chunk = remaining.prefix(Self.chunkSize)
+                buffer.writeFrame(kind: .streamData, payload: chunk)
                 remaining = remaining.dropFirst(chunk.count)
-                batch.append(Frame(kind: .streamData, payload: chunk))
             }
-            do { try await writer.write(contentsOf: batch) } catch {
-                throw .handoffFailed("the continuation stream broke: the other app or host went away (\(error))")
+            let written = Self.send(EncodedFrame.frames(in: buffer), on: channel)
+            state.withLock { s in
+                s.buffers[slot] = buffer
+                s.written[slot] = written
+                s.next = 1 - slot
             }
+        }
+    }
+
+    /// Writes frames and flushes, on the channel's event loop; the future completes once the
+    /// last is written to the socket.
+    private static func send(_ frames: [EncodedFrame], on channel: any Channel) -> EventLoopFuture<Void> {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.eventLoop.execute {
+            for frame in frames.dropLast() { channel.write(frame, promise: nil) }
+            channel.writeAndFlush(frames.last!, promise: promise)
+        }
+        return promise.futureResult
+    }
+
+    private static func wait(for written: EventLoopFuture<Void>?) async throws(HandoffError) {
+        guard let written else { return }
+        do { try await written.get() } catch {
+            throw .handoffFailed("the continuation stream broke: the other app or host went away (\(error))")
         }
     }
 
     /// Ends the output: the other app's input finishes after the bytes already written.
     public func close() async {
-        guard isClosed.withLock({ old in defer { old = true }; return !old }) else { return }
-        try? await writer.write(Frame(kind: .streamEnd, payload: []))
+        await turn.enter()
+        defer { turn.leave() }
+        guard state.withLock({ s in defer { s.isClosed = true }; return !s.isClosed }) else { return }
+        let end = EncodedFrame(Frame(kind: .streamEnd, payload: []), allocator: channel.allocator)
+        try? await Self.send([end], on: channel).get()
         writer.finish()
         closedSink.yield()
         closedSink.finish()
+    }
+}
+
+/// A first-come, first-served turn for async callers: `enter` waits until the turns before it
+/// have left.
+final class AsyncTurn: Sendable {
+    private struct State {
+        var taken = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s in
+                if s.taken {
+                    s.waiting.append(continuation)
+                    return false
+                }
+                s.taken = true
+                return true
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func leave() {
+        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard !s.waiting.isEmpty else {
+                s.taken = false
+                return nil
+            }
+            return s.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }
 
@@ -149,7 +243,7 @@ private struct Once<Value: Sendable>: Sendable {
 /// Opens one app's end of a stream pair over its own control connection and hosts the NIO channel
 /// for as long as the streams live.
 struct ContinuationStreamConnection: Sendable {
-    let channel: FrameChannel
+    let channel: EncodedFrameChannel
     let request: Frame
     let result: CheckedContinuation<Result<ContinuationStreams, HandoffError>?, Never>
 
@@ -162,9 +256,9 @@ struct ContinuationStreamConnection: Sendable {
         }
         do {
             try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(request)
+                try await outbound.write(EncodedFrame(request, allocator: channel.channel.allocator))
                 var frames = inbound.makeAsyncIterator()
-                guard let first = try await frames.next() else {
+                guard let first = try await frames.next()?.frame else {
                     result.resume(returning: .failure(.connectionUnavailable("the agent closed the stream connection")))
                     return
                 }
@@ -178,7 +272,7 @@ struct ContinuationStreamConnection: Sendable {
                 let (inputOver, inputOverSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
                 result.resume(returning: .success(ContinuationStreams(
                     input: ContinuationInputStream(source: ContinuationInputSource(frames: frames, over: inputOverSink)),
-                    output: ContinuationOutputStream(writer: outbound, closedSink: closedSink))))
+                    output: ContinuationOutputStream(channel: channel.channel, writer: outbound, closedSink: closedSink))))
                 // The app reads its input in its own task. A broken input ends the connection at
                 // once; otherwise it stays until this side's output is closed too.
                 for await over in inputOver {

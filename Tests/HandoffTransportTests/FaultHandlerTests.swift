@@ -9,8 +9,8 @@ struct FaultHandlerTests {
     @Test("dropAfterBytes: the first N bytes of frames go out, then the connection closes mid-frame")
     func byteBudget() throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-        let encoder = try channel.pipeline.syncOperations.handler(type: MessageToByteHandler<FrameEncoder>.self)
+        try channel.pipeline.syncOperations.addHandlers(FrameEncoder(), FrameMessageHandler())
+        let encoder = try channel.pipeline.syncOperations.handler(type: FrameEncoder.self)
         try channel.pipeline.syncOperations.addHandler(OutboundByteBudget(budget: 12), position: .before(encoder))
         try channel.writeAndFlush(Frame(kind: .hello, payload: Array(repeating: 1, count: 4))).wait()  // 9 bytes
         #expect(throws: (any Error).self) { try channel.writeAndFlush(Frame(kind: .activity, payload: Array(repeating: 2, count: 20))).wait() }
@@ -24,8 +24,8 @@ struct FaultHandlerTests {
     @Test("a budget of 0 closes before the first byte")
     func zeroBudget() throws {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-        let encoder = try channel.pipeline.syncOperations.handler(type: MessageToByteHandler<FrameEncoder>.self)
+        try channel.pipeline.syncOperations.addHandlers(FrameEncoder(), FrameMessageHandler())
+        let encoder = try channel.pipeline.syncOperations.handler(type: FrameEncoder.self)
         try channel.pipeline.syncOperations.addHandler(OutboundByteBudget(budget: 0), position: .before(encoder))
         #expect(throws: (any Error).self) { try channel.writeAndFlush(Frame(kind: .hello, payload: [1])).wait() }
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)

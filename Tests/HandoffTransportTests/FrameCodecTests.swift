@@ -1,8 +1,8 @@
 import HandoffCore
+import HandoffTestSupport
 import HandoffTransport
 import NIOCore
 import NIOEmbedded
-import NIOTestUtils
 import Testing
 
 /// A deterministic byte pattern, so payloads differ from one another and from their neighbours.
@@ -12,6 +12,20 @@ func patternBytes(_ count: Int, seed: UInt8) -> [UInt8] {
 
 /// The bytes of several frames back to back.
 func wireBytes(_ frames: [Frame]) -> [UInt8] { frames.flatMap(\.bytes) }
+
+/// A channel with the frame decoder and the message handler: it reads ``Frame``s.
+func decoderChannel(limits: FrameLimits) throws -> EmbeddedChannel {
+    let channel = EmbeddedChannel()
+    try channel.pipeline.syncOperations.addHandlers(FrameDecoder(limits: limits), FrameMessageHandler())
+    return channel
+}
+
+/// A channel with the frame encoder and the message handler: it writes ``Frame``s.
+func encoderChannel() throws -> EmbeddedChannel {
+    let channel = EmbeddedChannel()
+    try channel.pipeline.syncOperations.addHandlers(FrameEncoder(), FrameMessageHandler())
+    return channel
+}
 
 @Suite("FrameDecoder and FrameEncoder")
 struct FrameCodecTests {
@@ -47,17 +61,72 @@ struct FrameCodecTests {
         ]
     }
 
+    /// Feeds `bytes` to a decoder in reads of the given sizes (the last size repeats); returns the
+    /// frames decoded.
+    func decode(_ bytes: [UInt8], reads sizes: [Int], limits: FrameLimits = FrameCodecTests.verifierLimits) throws -> [Frame] {
+        let channel = try decoderChannel(limits: limits)
+        var decoded: [Frame] = []
+        var offset = 0
+        var read = 0
+        while offset < bytes.count {
+            let end = min(bytes.count, offset + sizes[min(read, sizes.count - 1)])
+            try channel.writeInbound(channel.allocator.buffer(bytes: bytes[offset..<end]))
+            while let frame = try channel.readInbound(as: Frame.self) { decoded.append(frame) }
+            offset = end
+            read += 1
+        }
+        #expect(try channel.finish().isClean)
+        return decoded
+    }
+
     @Test("decodes a stream of every kind of frame fed whole, byte by byte and in chunks")
-    func verifierAcceptsEveryKind() throws {
-        let allocator = ByteBufferAllocator()
+    func everyKindEveryChunking() throws {
         let frames = Self.sampleFrames
-        var pairs: [(ByteBuffer, [Frame])] = frames.map { (allocator.buffer(bytes: $0.bytes), [$0]) }
-        // Several frames in one read.
-        let trio = Array(frames.prefix(3))
-        pairs.append((allocator.buffer(bytes: wireBytes(trio)), trio))
-        let empties = frames.filter(\.payload.isEmpty)
-        pairs.append((allocator.buffer(bytes: wireBytes(empties)), empties))
-        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder(limits: Self.verifierLimits) }
+        let bytes = wireBytes(frames)
+        for sizes in [[bytes.count], [1], [2], [3], [4], [5], [6], [7], [64], [1000], [4, 1, 100], [5, 5, 3000]] {
+            #expect(try decode(bytes, reads: sizes) == frames, "reads of \(sizes)")
+        }
+        // Each frame on its own, whole and a byte at a time.
+        for frame in frames {
+            #expect(try decode(frame.bytes, reads: [frame.bytes.count]) == [frame])
+            #expect(try decode(frame.bytes, reads: [1]) == [frame])
+        }
+    }
+
+    @Test("random reads decode exactly what the transport-free FrameParser decodes", arguments: 0..<20)
+    func randomReadsMatchFrameParser(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let frames = (0..<30).map { i in
+            Frame(kind: [.hello, .streamData, .activity, .userInfo][Int(rng.next() % 4)],
+                  payload: patternBytes(Int(rng.next() % 600), seed: UInt8(truncatingIfNeeded: i)))
+        }
+        let limits = FrameLimits(maxFrameBytes: 1024, maxUserInfoBytes: 1024)
+        let bytes = wireBytes(frames)
+        let sizes = (0..<200).map { _ in 1 + Int(rng.next() % 900) }
+        var parser = FrameParser(limits: limits)
+        parser.append(bytes)
+        var expected: [Frame] = []
+        while let frame = try parser.next() { expected.append(frame) }
+        #expect(expected == frames)
+        #expect(try decode(bytes, reads: sizes, limits: limits) == expected)
+    }
+
+    @Test("a frame that arrives whole in one read is passed on as a slice of it, not a copy")
+    func wholeFramesAreSlices() throws {
+        let channel = EmbeddedChannel(handler: FrameDecoder(limits: Self.limits))
+        let frames = [Frame(kind: .streamData, payload: patternBytes(1000, seed: 1)), Frame(kind: .streamData, payload: patternBytes(500, seed: 2))]
+        let read = channel.allocator.buffer(bytes: wireBytes(frames) + Frame(kind: .streamData, payload: [1, 2, 3]).bytes.prefix(6))
+        let base = read.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
+        try channel.writeInbound(read)
+        let first = try #require(try channel.readInbound(as: EncodedFrame.self))
+        let second = try #require(try channel.readInbound(as: EncodedFrame.self))
+        #expect(first.bytes.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } == base)
+        #expect(second.bytes.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } == base + 1005)
+        #expect([first.frame, second.frame] == frames)
+        #expect(try channel.readInbound(as: EncodedFrame.self) == nil, "the third frame is not complete")
+        try channel.writeInbound(channel.allocator.buffer(bytes: [2, 3]))
+        #expect(try channel.readInbound(as: EncodedFrame.self)?.frame == Frame(kind: .streamData, payload: [1, 2, 3]))
+        #expect(try channel.finish().isClean)
     }
 
     @Test("large frames decode fed whole and in chunks of several sizes", arguments: [Int.max, 1, 7, 1000, 4093, 65_536])
@@ -71,7 +140,7 @@ struct FrameCodecTests {
         default: frames
         }
         let bytes = wireBytes(expected)
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: limits)))
+        let channel = try decoderChannel(limits: limits)
         var decoded: [Frame] = []
         var offset = 0
         while offset < bytes.count {
@@ -90,7 +159,7 @@ struct FrameCodecTests {
         let frames = [Frame(kind: .hello, payload: [1, 2, 3]), Frame(kind: .userInfo, payload: []), Frame(kind: .fetch, payload: [9])]
         let bytes = wireBytes(frames)
         for split in 0...bytes.count {
-            let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+            let channel = try decoderChannel(limits: Self.limits)
             try channel.writeInbound(channel.allocator.buffer(bytes: bytes[..<split]))
             try channel.writeInbound(channel.allocator.buffer(bytes: bytes[split...]))
             var decoded: [Frame] = []
@@ -105,7 +174,7 @@ struct FrameCodecTests {
     /// Feeds `bytes` to a decoder channel; returns the error the channel reports, and the frames
     /// it passed on before that.
     func decodeError(_ bytes: [UInt8], limits: FrameLimits = FrameCodecTests.limits) -> (error: (any Error)?, frames: [Frame]) {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: limits)))
+        let channel = try! decoderChannel(limits: limits)
         var caught: (any Error)?
         do { try channel.writeInbound(channel.allocator.buffer(bytes: bytes)) } catch { caught = error }
         var frames: [Frame] = []
@@ -124,7 +193,7 @@ struct FrameCodecTests {
 
     @Test("a userInfo header one byte over the limit is refused before any payload arrives")
     func userInfoLimitPlusOneRefused() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let channel = try decoderChannel(limits: Self.limits)
         // Four header bytes: nothing is decided yet.
         try channel.writeInbound(channel.allocator.buffer(bytes: [FrameKind.userInfo.rawValue, 0, 0, 0x0C]))
         #expect(try channel.readInbound(as: Frame.self) == nil)
@@ -145,7 +214,7 @@ struct FrameCodecTests {
 
     @Test("a userInfo frame exactly at the limit passes")
     func userInfoAtLimitPasses() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let channel = try decoderChannel(limits: Self.limits)
         let frame = Frame(kind: .userInfo, payload: patternBytes(3072, seed: 1))
         try channel.writeInbound(channel.allocator.buffer(bytes: frame.bytes))
         #expect(try channel.readInbound(as: Frame.self) == frame)
@@ -158,7 +227,7 @@ struct FrameCodecTests {
         let over = decodeError(FrameHeader(kind: .activity, length: 101).bytes, limits: limits)
         #expect(over.error as? FrameError == .frameTooLarge(kind: .activity, declared: 101, limit: 100))
 
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: limits)))
+        let channel = try decoderChannel(limits: limits)
         let atLimit = Frame(kind: .activity, payload: patternBytes(100, seed: 2))
         try channel.writeInbound(channel.allocator.buffer(bytes: atLimit.bytes))
         #expect(try channel.readInbound(as: Frame.self) == atLimit)
@@ -167,7 +236,7 @@ struct FrameCodecTests {
 
     @Test("the userInfo limit applies only to userInfo frames", arguments: [FrameKind.hello, .activity, .controlRequest])
     func userInfoLimitOnlyForUserInfo(kind: FrameKind) throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let channel = try decoderChannel(limits: Self.limits)
         let frame = Frame(kind: kind, payload: patternBytes(4000, seed: 4))
         try channel.writeInbound(channel.allocator.buffer(bytes: frame.bytes))
         #expect(try channel.readInbound(as: Frame.self) == frame)
@@ -193,7 +262,7 @@ struct FrameCodecTests {
 
     @Test("a truncated frame at end of input is not delivered")
     func truncatedAtEOF() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(limits: Self.limits)))
+        let channel = try decoderChannel(limits: Self.limits)
         let frame = Frame(kind: .activity, payload: patternBytes(50, seed: 1))
         try channel.writeInbound(channel.allocator.buffer(bytes: frame.bytes.dropLast()))
         #expect(try channel.readInbound(as: Frame.self) == nil)
@@ -206,7 +275,7 @@ struct FrameCodecTests {
     @Test("FrameEncoder writes exactly Frame.bytes")
     func encoderMatchesFrameBytes() throws {
         for frame in Self.sampleFrames {
-            let channel = EmbeddedChannel(handler: MessageToByteHandler(FrameEncoder()))
+            let channel = try encoderChannel()
             try channel.writeOutbound(frame)
             var written: [UInt8] = []
             while var buffer = try channel.readOutbound(as: ByteBuffer.self) {
@@ -219,7 +288,7 @@ struct FrameCodecTests {
 
     @Test("the encoder's header is the kind then a big-endian length")
     func encoderHeaderLayout() throws {
-        let channel = EmbeddedChannel(handler: MessageToByteHandler(FrameEncoder()))
+        let channel = try encoderChannel()
         try channel.writeOutbound(Frame(kind: .controlResponse, payload: patternBytes(0x0102, seed: 0)))
         var buffer = try #require(try channel.readOutbound(as: ByteBuffer.self))
         #expect(buffer.readBytes(length: 5) == [0x21, 0x00, 0x00, 0x01, 0x02])

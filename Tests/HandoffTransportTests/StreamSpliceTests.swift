@@ -24,8 +24,25 @@ final class EndLog: Sendable {
     func record(_ end: StreamDirectionEnd?) { ends.withLock { $0.append(end) } }
 }
 
-/// One side of a spliced pair: a testing channel whose pipeline is a read counter and the splice
-/// (no codec: frames go in and out as they are).
+/// Stands in for the frame codec at the head of a test pipeline: frames written inbound are
+/// encoded for the splice, and what the splice writes is decoded back, so tests speak ``Frame``.
+final class TestWire: ChannelDuplexHandler, Sendable {
+    typealias InboundIn = Frame
+    typealias InboundOut = EncodedFrame
+    typealias OutboundIn = EncodedFrame
+    typealias OutboundOut = Frame
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(wrapInboundOut(EncodedFrame(unwrapInboundIn(data), allocator: context.channel.allocator)))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(wrapOutboundOut(unwrapOutboundIn(data).frame), promise: promise)
+    }
+}
+
+/// One side of a spliced pair: a testing channel whose pipeline is a read counter, a stand-in for
+/// the codec, the splice and the message handler, as on an agent's connections.
 struct SplicedChannel {
     let channel: NIOAsyncTestingChannel
     let splice: StreamSplice
@@ -35,7 +52,7 @@ struct SplicedChannel {
         let channel = NIOAsyncTestingChannel(loop: loop)
         let reads = ReadCounter()
         let splice = try await loop.submit {
-            try channel.pipeline.syncOperations.addHandler(reads)
+            try channel.pipeline.syncOperations.addHandlers(reads, TestWire(), FrameMessageHandler())
             return try StreamSplice.add(to: channel, holding: holding)
         }.get()
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()

@@ -1,13 +1,15 @@
-// Micro benchmarks of HandoffTransport's NIO frame codec (FrameDecoder / FrameEncoder, as the
-// agent installs them with `addFrameCodec(limits:)`), driven through an EmbeddedChannel.
+// Micro benchmarks of HandoffTransport's NIO frame codec (FrameDecoder / FrameEncoder, with the
+// FrameMessageHandler, as the agent installs them with `addFrameCodec(limits:)`), driven through
+// EmbeddedChannels.
 //
-// "Relay" benchmarks: the relay of one continuation-stream chunk as the agents do it (inbound ->
-// outbound with this codec), without the async-channel hop: one frame of N bytes through the NIO
-// frame decoder and straight back out through the encoder -- a ByteBuffer in, a ByteBuffer out.
-// Allocations per relayed chunk should not depend on the chunk size (O(1)): compare the
-// mallocCountTotal of the 16 KiB, 64 KiB and 256 KiB variants. In one read they do not (1, the
-// payload copy). In 16 KiB reads NIO's ByteToMessageHandler still reallocates its cumulation
-// buffer to the next power of two as the reads fill it: 1 + ceil(log2(reads)) mallocs per chunk.
+// "Relay" benchmarks: the relay of one continuation-stream chunk exactly as the agents do it: two
+// channels on one loop, each with the codec and a StreamSplice, joined as an agent joins an app's
+// connection and a peer's. A streamData frame read on one channel goes through its FrameDecoder
+// and splice to the other's splice and FrameEncoder -- a ByteBuffer in, a ByteBuffer out.
+// Allocations per relayed chunk must not depend on the chunk size (O(1)): compare the
+// mallocCountTotal of the 16 KiB, 64 KiB and 256 KiB variants. A frame that arrives in one read is
+// passed on as a slice of it (no copy); one that arrives in 16 KiB reads is assembled once, in a
+// buffer sized for it when its header arrives.
 //
 // Each benchmark iteration is one frame or chunk, so mallocCountTotal reads as "mallocs per op".
 
@@ -40,22 +42,37 @@ func transportConfiguration() -> Benchmark.Configuration {
     )
 }
 
-/// Writes every decoded frame straight back out: the relay of a stream chunk.
-final class RelayHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = Frame
-    typealias OutboundOut = Frame
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        context.writeAndFlush(data, promise: nil)
-    }
-}
-
-/// An EmbeddedChannel with the agent's frame codec, optionally followed by the relay handler.
-func makeChannel(limits: FrameLimits, relay: Bool) -> EmbeddedChannel {
+/// An EmbeddedChannel with the agent's frame codec (frames in, frames out).
+func makeChannel(limits: FrameLimits) -> EmbeddedChannel {
     let channel = EmbeddedChannel()
     try! channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-    if relay { try! channel.pipeline.syncOperations.addHandler(RelayHandler()) }
     return channel
+}
+
+/// Two channels on one loop with the agent's codec and splices, joined: stream frames read on
+/// `from` are written to `to`, as the agents relay continuation streams.
+struct SplicedPair {
+    let from: EmbeddedChannel
+    let to: EmbeddedChannel
+
+    init(limits: FrameLimits) {
+        let loop = EmbeddedEventLoop()
+        from = EmbeddedChannel(loop: loop)
+        to = EmbeddedChannel(loop: loop)
+        var splices: [StreamSplice] = []
+        for (channel, holding) in [(from, false), (to, true)] {
+            try! channel.pipeline.syncOperations.addFrameCodec(limits: limits)
+            splices.append(try! StreamSplice.add(to: channel, holding: holding))
+            try! channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        }
+        try! StreamSplice.joinOnLoop(splices[0], StreamSpliceDirection(), firstFrame: nil,
+                                     splices[1], StreamSpliceDirection(), firstFrame: nil, onEnd: { _ in })
+    }
+
+    func finish() {
+        _ = try? from.finish()
+        _ = try? to.finish()
+    }
 }
 
 /// `whole` cut into reads of `size` bytes, each in storage of its own.
@@ -95,7 +112,7 @@ let benchmarks: @Sendable () -> Void = {
     // MARK: NIO frame codec, one 3 KB userInfo frame
 
     Benchmark("NIO-FrameEncoder-3KB-userInfo-frame") { benchmark in
-        let channel = makeChannel(limits: peerLimits, relay: false)
+        let channel = makeChannel(limits: peerLimits)
         defer { _ = try? channel.finish() }
         try channel.writeOutbound(userInfoFrame)  // warm the channel's buffers up
         _ = try channel.readOutbound(as: ByteBuffer.self)
@@ -108,7 +125,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("NIO-FrameDecoder-3KB-userInfo-frame") { benchmark in
-        let channel = makeChannel(limits: peerLimits, relay: false)
+        let channel = makeChannel(limits: peerLimits)
         defer { _ = try? channel.finish() }
         let input = wireBuffer(userInfoFrame)
         try channel.writeInbound(input)  // warm the channel's buffers up
@@ -151,20 +168,20 @@ let benchmarks: @Sendable () -> Void = {
     // Stream chunks are not userInfo: up to 256 KiB here, so the limit is raised for the relay.
     let relayLimits = FrameLimits(maxFrameBytes: 1 << 20, maxUserInfoBytes: 3072)
     for size in [16 << 10, 64 << 10, 256 << 10] {
-        let chunk = Frame(kind: .activity, payload: BenchmarkFixtures.payload(size))
+        let chunk = Frame(kind: .streamData, payload: BenchmarkFixtures.payload(size))
         let label = "\(size >> 10)KiB"
 
         // The whole frame arrives in one read: a ByteBuffer in, a ByteBuffer out.
         Benchmark("Relay-chunk-\(label)-one-read") { benchmark in
-            let channel = makeChannel(limits: relayLimits, relay: true)
-            defer { _ = try? channel.finish() }
+            let pair = SplicedPair(limits: relayLimits)
+            defer { pair.finish() }
             let input = wireBuffer(chunk)
-            try channel.writeInbound(input)  // warm the channel's buffers up
-            _ = try channel.readOutbound(as: ByteBuffer.self)
+            try pair.from.writeInbound(input)  // warm the channels' buffers up
+            _ = try pair.to.readOutbound(as: ByteBuffer.self)
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                try channel.writeInbound(input)
-                guard var out = try channel.readOutbound(as: ByteBuffer.self) else { fatalError("no output") }
+                try pair.from.writeInbound(input)
+                guard var out = try pair.to.readOutbound(as: ByteBuffer.self) else { fatalError("no output") }
                 precondition(out.readableBytes == Frame.headerSize + size)
                 out.moveReaderIndex(forwardBy: 1)
                 blackHole(out)
@@ -173,22 +190,21 @@ let benchmarks: @Sendable () -> Void = {
         }
 
         // The frame arrives as TCP would deliver it: in 16 KiB reads, each a ByteBuffer of its own
-        // (as NIO's socket reads are), which ByteToMessageHandler accumulates for the decoder until
-        // the frame is complete.
+        // (as NIO's socket reads are), which the decoder assembles into one frame.
         let readSize = 16 << 10
         let whole = wireBuffer(chunk)
         Benchmark("Relay-chunk-\(label)-in-16KiB-reads") { benchmark in
-            let channel = makeChannel(limits: relayLimits, relay: true)
-            defer { _ = try? channel.finish() }
-            for piece in pieces(of: whole, size: readSize) { try channel.writeInbound(piece) }  // warm up
-            _ = try channel.readOutbound(as: ByteBuffer.self)
+            let pair = SplicedPair(limits: relayLimits)
+            defer { pair.finish() }
+            for piece in pieces(of: whole, size: readSize) { try pair.from.writeInbound(piece) }  // warm up
+            _ = try pair.to.readOutbound(as: ByteBuffer.self)
             // Reversed, so popLast hands each read over without another reference to its storage
-            // (a socket read's buffer is uniquely owned when the decoder accumulates it).
+            // (a socket read's buffer is uniquely owned when the decoder reads it).
             var reads = Array(pieces(of: whole, size: readSize).reversed())
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                while let piece = reads.popLast() { try channel.writeInbound(piece) }
-                guard let out = try channel.readOutbound(as: ByteBuffer.self) else { fatalError("no output") }
+                while let piece = reads.popLast() { try pair.from.writeInbound(piece) }
+                guard let out = try pair.to.readOutbound(as: ByteBuffer.self) else { fatalError("no output") }
                 precondition(out.readableBytes == Frame.headerSize + size)
                 blackHole(out)
             }

@@ -6,6 +6,10 @@ import NIOPosix
 /// writes that wait while the socket is not writable, so bytes move with backpressure end to end.
 public typealias FrameChannel = NIOAsyncChannel<Frame, Frame>
 
+/// A framed channel that reads and writes frames as their wire bytes (``EncodedFrame``): an app's
+/// continuation streams, whose data is written into frames once and read out of them once.
+public typealias EncodedFrameChannel = NIOAsyncChannel<EncodedFrame, EncodedFrame>
+
 /// Opens framed channels for continuation streams.
 public enum StreamChannels {
     /// A TCP channel to a peer agent; with `tls`, the peer must present the certificate of
@@ -69,6 +73,22 @@ public enum StreamChannels {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addFrameCodec(limits: ControlProtocol.limits)
                     return try FrameChannel(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+}
+
+extension StreamChannels {
+    /// A channel to the local agent's control socket that speaks ``EncodedFrame``s: an app's end
+    /// of a continuation stream pair. Reads adapt up to 256 KiB, as on the agent's side.
+    public static func connectEncoded(controlSocket path: String,
+                                      group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> EncodedFrameChannel {
+        try await ClientBootstrap(group: group)
+            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .connect(unixDomainSocketPath: path) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addFrameCodec(limits: ControlProtocol.limits, messages: false)
+                    return try EncodedFrameChannel(wrappingChannelSynchronously: channel)
                 }
             }
     }

@@ -38,7 +38,7 @@ extension Channel {
     func limitOutbound(toBytes budget: Int) async {
         try? await eventLoop.submit {
             let sync = self.pipeline.syncOperations
-            let encoder = try sync.handler(type: MessageToByteHandler<FrameEncoder>.self)
+            let encoder = try sync.handler(type: FrameEncoder.self)
             try sync.addHandler(OutboundByteBudget(budget: budget), position: .before(encoder))
         }.get()
     }

@@ -1,14 +1,36 @@
 import HandoffCore
 import NIOCore
 
-/// Splits inbound bytes into ``Frame``s. Each header is checked against ``FrameLimits`` as soon as
-/// its five bytes arrive, so an oversized frame is refused before any of its payload is buffered.
-public struct FrameDecoder: ByteToMessageDecoder, Sendable {
-    public typealias InboundOut = Frame
+/// Splits inbound bytes into ``EncodedFrame``s. Each header is checked against ``FrameLimits``
+/// as soon as its five bytes arrive, so an oversized frame is refused before any of its payload
+/// is buffered.
+///
+/// A frame that arrives whole within one read is passed on as a slice of that read, without a
+/// copy. Only a frame split across reads is assembled, in a buffer sized for it once its header
+/// is known: so a relay copies at most the one frame that straddles each read, where a
+/// cumulating decoder (NIO's `ByteToMessageHandler`) would copy every read that follows a partial
+/// frame.
+///
+/// After a refused header the error is fired, and everything that arrives later is dropped; the
+/// channel's owner closes it.
+public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = EncodedFrame
 
-    public var limits: FrameLimits
+    public let limits: FrameLimits
     /// While its connection is not authenticated, frames are held to a small size.
     let gate: AuthenticationGate?
+
+    private enum State {
+        /// Between frames.
+        case idle
+        /// Part of a frame has arrived: its header is known once five bytes are here.
+        case partial(ByteBuffer)
+        /// A header was refused: nothing more is read.
+        case failed
+    }
+
+    private var state = State.idle
 
     public init(limits: FrameLimits) {
         self.limits = limits
@@ -20,67 +42,99 @@ public struct FrameDecoder: ByteToMessageDecoder, Sendable {
         self.gate = gate
     }
 
-    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let frame = try decodeFrame(from: &buffer) else { return .needMoreData }
-        context.fireChannelRead(Self.wrapInboundOut(frame))
-        return .continue
-    }
-
-    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        while let frame = try decodeFrame(from: &buffer) {
-            context.fireChannelRead(Self.wrapInboundOut(frame))
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var input = unwrapInboundIn(data)
+        do {
+            switch state {
+            case .failed:
+                return
+            case .partial(var frame):
+                state = .idle  // so that `frame` is the only reference while it grows
+                guard let whole = try complete(&frame, from: &input) else {
+                    state = .partial(frame)
+                    return
+                }
+                context.fireChannelRead(wrapInboundOut(whole))
+                if case .failed = state { return }
+            case .idle:
+                break
+            }
+            while input.readableBytes >= Frame.headerSize {
+                let length = try checkedLength(at: input.readerIndex, in: input)
+                guard input.readableBytes >= Frame.headerSize + length else { break }
+                // A slice of the read: the payload is not copied.
+                context.fireChannelRead(wrapInboundOut(EncodedFrame(validated: input.readSlice(length: Frame.headerSize + length)!)))
+                if case .failed = state { return }
+            }
+            if input.readableBytes > 0 {
+                // The start of a frame: copied into a buffer of its own, with room for all of it
+                // when the header is here.
+                let capacity = input.readableBytes >= Frame.headerSize
+                    ? Frame.headerSize + (try checkedLength(at: input.readerIndex, in: input)) : Frame.headerSize
+                var frame = context.channel.allocator.buffer(capacity: capacity)
+                frame.writeBuffer(&input)
+                state = .partial(frame)
+            }
+        } catch {
+            state = .failed
+            context.fireErrorCaught(error)
         }
-        return .needMoreData
     }
 
-    /// Reads one frame if it is complete; throws ``FrameError`` on a refused header.
-    func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
-        // Read with getInteger: no collection view, so checking the header on every read
-        // allocates nothing.
-        guard buffer.readableBytes >= Frame.headerSize,
-              let kind = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
-              let length = buffer.getInteger(at: buffer.readerIndex + 1, endianness: .big, as: UInt32.self)
-        else { return nil }
-        let header = FrameHeader(kind: FrameKind(rawValue: kind), length: Int(length))
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        state = .failed
+    }
+
+    /// Appends what `frame` lacks from `input`; returns the frame once it is whole.
+    private func complete(_ frame: inout ByteBuffer, from input: inout ByteBuffer) throws -> EncodedFrame? {
+        if frame.readableBytes < Frame.headerSize {
+            var head = input.readSlice(length: min(Frame.headerSize - frame.readableBytes, input.readableBytes))!
+            frame.writeBuffer(&head)
+            guard frame.readableBytes == Frame.headerSize else { return nil }
+            frame.reserveCapacity(minimumWritableBytes: try checkedLength(at: frame.readerIndex, in: frame))
+        }
+        let length = Frame.headerSize + Int(frame.getInteger(at: frame.readerIndex + 1, endianness: .big, as: UInt32.self)!)
+        var part = input.readSlice(length: min(length - frame.readableBytes, input.readableBytes))!
+        frame.writeBuffer(&part)
+        return frame.readableBytes == length ? EncodedFrame(validated: frame) : nil
+    }
+
+    /// The payload length in the header at `index`, once the header passes the limits.
+    private func checkedLength(at index: Int, in buffer: ByteBuffer) throws(FrameError) -> Int {
+        let kind = buffer.getInteger(at: index, as: UInt8.self)!
+        let length = Int(buffer.getInteger(at: index + 1, endianness: .big, as: UInt32.self)!)
+        let header = FrameHeader(kind: FrameKind(rawValue: kind), length: length)
         try limits.check(header)
-        if let gate, !gate.isAuthenticated, header.length > gate.maxFrameBytesBeforeAuthentication {
-            throw FrameError.frameTooLarge(kind: header.kind, declared: header.length, limit: gate.maxFrameBytesBeforeAuthentication)
+        if let gate, !gate.isAuthenticated, length > gate.maxFrameBytesBeforeAuthentication {
+            throw FrameError.frameTooLarge(kind: header.kind, declared: length, limit: gate.maxFrameBytesBeforeAuthentication)
         }
-        guard buffer.readableBytes - Frame.headerSize >= header.length else {
-            // Room for the whole frame at once (its length has passed the checks above): the
-            // reads that complete it are appended without the buffer growing by doubling, so a
-            // frame costs the same allocations however many reads bring it.
-            buffer.reserveCapacity(minimumWritableBytes: Frame.headerSize + header.length - buffer.readableBytes)
-            return nil
-        }
-        buffer.moveReaderIndex(forwardBy: Frame.headerSize)
-        let payload = buffer.readBytes(length: header.length)!
-        return Frame(kind: header.kind, payload: payload)
+        return length
     }
 }
 
-/// Writes ``Frame``s as header plus payload.
-public struct FrameEncoder: MessageToByteEncoder, Sendable {
-    public typealias OutboundIn = Frame
+/// Writes ``EncodedFrame``s: their bytes go out as they are, one buffer per frame.
+public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler, Sendable {
+    public typealias OutboundIn = EncodedFrame
+    public typealias OutboundOut = ByteBuffer
 
     public init() {}
 
-    public func encode(data: Frame, out: inout ByteBuffer) throws {
-        out.reserveCapacity(out.writerIndex + Frame.headerSize + data.payload.count)
-        out.writeInteger(data.kind.rawValue)
-        out.writeInteger(UInt32(data.payload.count), endianness: .big)
-        out.writeBytes(data.payload)
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(wrapOutboundOut(unwrapOutboundIn(data).bytes), promise: promise)
     }
 }
 
 extension ChannelPipeline.SynchronousOperations {
-    /// Adds the frame decoder and encoder.
-    public func addFrameCodec(limits: FrameLimits) throws {
-        try addFrameCodec(limits: limits, gate: nil)
+    /// Adds the frame codec (``FrameDecoder``, ``FrameEncoder``) and, unless `messages` is
+    /// false, a ``FrameMessageHandler``: handlers added after it read and write ``Frame``s;
+    /// without it, ``EncodedFrame``s.
+    public func addFrameCodec(limits: FrameLimits, messages: Bool = true) throws {
+        try addFrameCodec(limits: limits, gate: nil, messages: messages)
     }
 
-    func addFrameCodec(limits: FrameLimits, gate: AuthenticationGate?) throws {
-        try addHandler(ByteToMessageHandler(FrameDecoder(limits: limits, gate: gate)))
-        try addHandler(MessageToByteHandler(FrameEncoder()))
+    func addFrameCodec(limits: FrameLimits, gate: AuthenticationGate?, messages: Bool = true) throws {
+        try addHandler(FrameDecoder(limits: limits, gate: gate))
+        try addHandler(FrameEncoder())
+        if messages { try addHandler(FrameMessageHandler()) }
     }
 }

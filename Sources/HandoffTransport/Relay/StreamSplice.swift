@@ -41,14 +41,20 @@ public struct StreamSplice: Sendable {
     public var eventLoop: any EventLoop { channel.eventLoop }
 
     /// Adds a splice to a channel's pipeline, after its frame codec and before its
-    /// `NIOAsyncChannel`. Call on the channel's event loop (in its initializer).
+    /// ``FrameMessageHandler`` (or last, without one) and its `NIOAsyncChannel`. Call on the
+    /// channel's event loop (in its initializer).
     ///
     /// - Parameter holding: hold stream frames that arrive before the splice is joined, instead of
     ///   passing them to the async side (the continuing agent's connection to the source: the
     ///   source's stream data may follow its `streamAccepted` at once). Other frames pass.
     public static func add(to channel: any Channel, holding: Bool = false) throws -> StreamSplice {
         let handler = StreamSpliceHandler(holding: holding)
-        try channel.pipeline.syncOperations.addHandler(handler)
+        let sync = channel.pipeline.syncOperations
+        if let messages = try? sync.handler(type: FrameMessageHandler.self) {
+            try sync.addHandler(handler, position: .before(messages))
+        } else {
+            try sync.addHandler(handler)
+        }
         return StreamSplice(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
     }
 
@@ -82,10 +88,29 @@ public struct StreamSplice: Sendable {
     public static func join(_ first: StreamSplice, _ firstDirection: StreamSpliceDirection, firstFrame: Frame?,
                             _ second: StreamSplice, _ secondDirection: StreamSpliceDirection, firstFrame secondFirstFrame: Frame?,
                             onEnd: @escaping @Sendable (StreamDirectionEnd?) -> Void) async throws {
+        if first.eventLoop === second.eventLoop {
+            // One loop (handoffd runs one): the whole join in one hop, with nothing in between.
+            try await first.eventLoop.submit {
+                try joinOnLoop(first, firstDirection, firstFrame: firstFrame, second, secondDirection, firstFrame: secondFirstFrame, onEnd: onEnd)
+            }.get()
+            return
+        }
         try await first.submit { try $0.prepare(partner: second, direction: firstDirection, firstFrame: firstFrame, onEnd: onEnd) }
         try await second.submit { try $0.prepare(partner: first, direction: secondDirection, firstFrame: secondFirstFrame, onEnd: onEnd) }
         try await first.submit { $0.start() }
         try await second.submit { $0.start() }
+    }
+
+    /// ``join(_:_:firstFrame:_:_:firstFrame:onEnd:)`` for two channels on one event loop, called
+    /// on that loop: both first frames are written and the relay has started when it returns.
+    public static func joinOnLoop(_ first: StreamSplice, _ firstDirection: StreamSpliceDirection, firstFrame: Frame?,
+                                  _ second: StreamSplice, _ secondDirection: StreamSpliceDirection, firstFrame secondFirstFrame: Frame?,
+                                  onEnd: @escaping @Sendable (StreamDirectionEnd?) -> Void) throws {
+        precondition(first.eventLoop.inEventLoop && second.eventLoop.inEventLoop, "joinOnLoop runs on both channels' event loop")
+        try first.handler.value.prepare(partner: second, direction: firstDirection, firstFrame: firstFrame, onEnd: onEnd)
+        try second.handler.value.prepare(partner: first, direction: secondDirection, firstFrame: secondFirstFrame, onEnd: onEnd)
+        first.handler.value.start()
+        second.handler.value.start()
     }
 
     private func submit(_ body: @escaping @Sendable (StreamSpliceHandler) throws -> Void) async throws {
@@ -111,14 +136,15 @@ public struct StreamSplice: Sendable {
 /// ``StreamDirectionStateMachine``.
 ///
 /// It plays two parts. Reading: frames from its channel go to the partner (batched per read
-/// cycle, one flush each), and its channel is read only while the partner's is writable.
+/// cycle, one flush each) as the decoder sliced them, and its channel is read only while the
+/// partner's is writable.
 /// Writing: frames from the partner are written to its channel, and when its channel becomes
 /// writable again the partner is told to read on.
 public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = Frame
-    public typealias InboundOut = Frame
-    public typealias OutboundIn = Frame
-    public typealias OutboundOut = Frame
+    public typealias InboundIn = EncodedFrame
+    public typealias InboundOut = EncodedFrame
+    public typealias OutboundIn = EncodedFrame
+    public typealias OutboundOut = EncodedFrame
 
     /// How much stream data a holding splice keeps before it stops reading.
     static let holdLimit = 256 * 1024
@@ -140,14 +166,14 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
     private var eventLoop: (any EventLoop)?
     /// The channel has closed: what it had sent is still here to relay.
     private var channelClosed = false
-    private var held: [Frame] = []
+    private var held: [EncodedFrame] = []
     private var heldBytes = 0
     private var partner: StreamSplice?
     private var direction = StreamDirectionStateMachine()
     private var lastWords: (@Sendable (any Error) -> Frame?)?
     private var onEnd: (@Sendable (StreamDirectionEnd?) -> Void)?
     /// Frames read in this read cycle, for the partner.
-    private var outbox: [Frame] = []
+    private var outbox: [EncodedFrame] = []
     /// Completes once the `streamEnd` is out (nil until it has been relayed).
     private var endWritten: EventLoopFuture<Void>?
     private var pendingRead = false
@@ -185,7 +211,7 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
                 return
             }
             held.append(frame)
-            heldBytes += frame.payload.count
+            heldBytes += frame.payloadCount
         case .relaying:
             relay(unwrapInboundIn(data))
         case .finished:
@@ -216,20 +242,22 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if case .relaying = mode, !direction.isEnded {
             mode = .finished
-            if let words = lastWords?(error) { outbox.append(words) }
+            if let words = lastWords?(error) { outbox.append(EncodedFrame(words, allocator: context.channel.allocator)) }
             let onEnd = self.onEnd
             sendOutbox { _ in onEnd?(nil) }
         }
         context.fireErrorCaught(error)
     }
 
-    private func relay(_ frame: Frame) {
+    private func relay(_ frame: EncodedFrame) {
         guard case .relaying = mode, let eventLoop else { return }
-        switch direction.received(frame.kind, payloadBytes: frame.payload.count) {
+        switch direction.received(frame.kind, payloadBytes: frame.payloadCount) {
         case .forward:
             outbox.append(frame)
         case .forwardPrefix(let count):
-            outbox.append(Frame(kind: .streamData, payload: Array(frame.payload.prefix(count))))
+            let payload = frame.payload
+            let prefix = payload.getSlice(at: payload.readerIndex, length: count)!
+            outbox.append(EncodedFrame(kind: .streamData, payload: prefix, allocator: context?.channel.allocator ?? ByteBufferAllocator()))
         case .drop:
             break
         case .end:
@@ -283,7 +311,7 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
 
     // MARK: Writing (frames from the partner)
 
-    func write(_ frames: [Frame], written: (@Sendable (Bool) -> Void)?) {
+    func write(_ frames: [EncodedFrame], written: (@Sendable (Bool) -> Void)?) {
         guard let context, !channelClosed else {
             written?(false)
             return
@@ -323,7 +351,9 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
         self.lastWords = direction.lastWords
         self.onEnd = onEnd
         mode = .holding
-        if let firstFrame, let context, !channelClosed { context.writeAndFlush(wrapOutboundOut(firstFrame), promise: nil) }
+        if let firstFrame, let context, !channelClosed {
+            context.writeAndFlush(wrapOutboundOut(EncodedFrame(firstFrame, allocator: context.channel.allocator)), promise: nil)
+        }
     }
 
     /// Both sides are prepared: relays what was held, then everything read.
