@@ -71,7 +71,7 @@ final class ContinuationInputSource: @unchecked Sendable {
                 switch frame.kind {
                 case .streamData:
                     // The one copy on this side: from the bytes read into the app's chunk.
-                    return frame.bytes.getBytes(at: frame.bytes.readerIndex + Frame.headerSize, length: frame.payloadCount)!
+                    return frame.payloadBytes
                 case .streamEnd:
                     outcome = .success(nil)
                 case .error:

@@ -1,6 +1,6 @@
 import HandoffCore
 import HandoffTestSupport
-import HandoffTransport
+@testable import HandoffTransport
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -127,6 +127,44 @@ struct FrameCodecTests {
         try channel.writeInbound(channel.allocator.buffer(bytes: [2, 3]))
         #expect(try channel.readInbound(as: EncodedFrame.self)?.frame == Frame(kind: .streamData, payload: [1, 2, 3]))
         #expect(try channel.finish().isClean)
+    }
+
+    @Test("a frame split between two reads is passed on as its two parts, not copied; over three reads it is assembled")
+    func splitFramesKeepTheirParts() throws {
+        let channel = EmbeddedChannel(handler: FrameDecoder(limits: Self.limits))
+        let frame = Frame(kind: .streamData, payload: patternBytes(3000, seed: 3))
+        let bytes = frame.bytes
+        let first = channel.allocator.buffer(bytes: bytes[..<1000])
+        let second = channel.allocator.buffer(bytes: bytes[1000...])
+        let bases = [first, second].map { $0.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } }
+        try channel.writeInbound(first)
+        #expect(try channel.readInbound(as: EncodedFrame.self) == nil)
+        try channel.writeInbound(second)
+        let split = try #require(try channel.readInbound(as: EncodedFrame.self))
+        #expect(split.head.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } == bases[0])
+        #expect(split.tail?.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } == bases[1])
+        #expect(split.frame == frame && split.payloadCount == 3000 && split.kind == .streamData)
+        #expect(split.payload == ByteBuffer(bytes: frame.payload))
+
+        // The encoder writes the two parts as they are.
+        let out = EmbeddedChannel(handler: FrameEncoder())
+        try out.writeOutbound(split)
+        var written: [UInt8] = []
+        var buffers = 0
+        while let buffer = try out.readOutbound(as: ByteBuffer.self) {
+            written += buffer.readableBytesView
+            buffers += 1
+        }
+        #expect(buffers == 2 && written == bytes)
+
+        // Over three reads: assembled into one buffer.
+        for (start, end) in [(0, 1000), (1000, 2000), (2000, bytes.count)] {
+            try channel.writeInbound(channel.allocator.buffer(bytes: bytes[start..<end]))
+        }
+        let assembled = try #require(try channel.readInbound(as: EncodedFrame.self))
+        #expect(assembled.tail == nil && assembled.frame == frame)
+        #expect(try channel.finish().isClean)
+        _ = try out.finish()
     }
 
     @Test("large frames decode fed whole and in chunks of several sizes", arguments: [Int.max, 1, 7, 1000, 4093, 65_536])

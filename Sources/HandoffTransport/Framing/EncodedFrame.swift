@@ -1,29 +1,34 @@
 import HandoffCore
 import NIOCore
 
-/// A frame as it is on the wire: header and payload in one `ByteBuffer`.
+/// A frame as it is on the wire: its header and payload, kept in the `ByteBuffer`s they were read
+/// into or written to.
 ///
 /// This is what the frame codec reads and writes. The decoder hands out slices of the bytes it
-/// read and the encoder writes them as they are, so a relayed stream frame crosses an agent
-/// without its payload being copied, and an app's stream output writes the caller's bytes once,
-/// straight into the frames. Code that works with messages converts to and from ``Frame``
-/// (``FrameMessageHandler`` does so for a channel's async side).
-public struct EncodedFrame: Sendable, Hashable {
-    /// The header and the payload, as the buffer's readable bytes.
-    public let bytes: ByteBuffer
+/// read (a frame split between two reads keeps both parts) and the encoder writes them as they
+/// are, so a relayed stream frame crosses an agent without its payload being copied, and an app's
+/// stream output writes the caller's bytes once, straight into the frames. Code that works with
+/// messages converts to and from ``Frame`` (``FrameMessageHandler`` does so for a channel's async
+/// side).
+public struct EncodedFrame: Sendable {
+    /// The header and the payload; or, for a frame that arrived split between two reads, the
+    /// header and the start of the payload, with the rest in `tail`.
+    let head: ByteBuffer
+    /// The end of the payload of a frame split between two reads, or nil.
+    let tail: ByteBuffer?
 
     /// Wraps bytes that are one whole frame whose header has been checked (the decoder's slices).
-    init(validated bytes: ByteBuffer) {
-        assert(bytes.readableBytes >= Frame.headerSize)
-        self.bytes = bytes
+    init(validated head: ByteBuffer, tail: ByteBuffer? = nil) {
+        assert(head.readableBytes >= Frame.headerSize)
+        self.head = head
+        self.tail = tail
     }
 
     /// Encodes a frame into a new buffer.
     public init(_ frame: Frame, allocator: ByteBufferAllocator) {
         var buffer = allocator.buffer(capacity: Frame.headerSize + frame.payload.count)
-        buffer.writeFrameHeader(kind: frame.kind, payloadCount: frame.payload.count)
-        buffer.writeBytes(frame.payload)
-        bytes = buffer
+        buffer.writeFrame(kind: frame.kind, payload: frame.payload)
+        self.init(validated: buffer)
     }
 
     /// Encodes a frame of `kind` around a copy of `payload`, in a new buffer.
@@ -31,7 +36,7 @@ public struct EncodedFrame: Sendable, Hashable {
         var buffer = allocator.buffer(capacity: Frame.headerSize + payload.readableBytes)
         buffer.writeFrameHeader(kind: kind, payloadCount: payload.readableBytes)
         buffer.writeImmutableBuffer(payload)
-        bytes = buffer
+        self.init(validated: buffer)
     }
 
     /// The frames written back to back in `buffer` (``ByteBuffer/writeFrame(kind:payload:)``), as
@@ -50,21 +55,44 @@ public struct EncodedFrame: Sendable, Hashable {
 
     /// The frame's kind.
     public var kind: FrameKind {
-        FrameKind(rawValue: bytes.getInteger(at: bytes.readerIndex, as: UInt8.self)!)
+        FrameKind(rawValue: head.getInteger(at: head.readerIndex, as: UInt8.self)!)
     }
 
     /// The length of the payload.
-    public var payloadCount: Int { bytes.readableBytes - Frame.headerSize }
+    public var payloadCount: Int { head.readableBytes + (tail?.readableBytes ?? 0) - Frame.headerSize }
 
-    /// The payload, a slice of ``bytes`` (no copy).
+    /// The header and the payload in one buffer: the frame's own, or a copy of its two parts.
+    public var bytes: ByteBuffer {
+        guard var tail else { return head }
+        var joined = head
+        joined.writeBuffer(&tail)
+        return joined
+    }
+
+    /// The payload, a slice of the frame's buffer (a copy when the frame arrived in two parts).
     public var payload: ByteBuffer {
-        bytes.getSlice(at: bytes.readerIndex + Frame.headerSize, length: payloadCount)!
+        let bytes = self.bytes
+        return bytes.getSlice(at: bytes.readerIndex + Frame.headerSize, length: payloadCount)!
+    }
+
+    /// The payload copied into an array, from either part.
+    public var payloadBytes: [UInt8] {
+        guard let tail else { return head.getBytes(at: head.readerIndex + Frame.headerSize, length: payloadCount)! }
+        var out: [UInt8] = []
+        out.reserveCapacity(payloadCount)
+        out.append(contentsOf: head.readableBytesView.dropFirst(Frame.headerSize))
+        out.append(contentsOf: tail.readableBytesView)
+        return out
     }
 
     /// The frame as a message; copies the payload into an array.
-    public var frame: Frame {
-        Frame(kind: kind, payload: bytes.getBytes(at: bytes.readerIndex + Frame.headerSize, length: payloadCount)!)
-    }
+    public var frame: Frame { Frame(kind: kind, payload: payloadBytes) }
+}
+
+extension EncodedFrame: Hashable {
+    /// Frames are equal when their bytes are, however they are split.
+    public static func == (lhs: EncodedFrame, rhs: EncodedFrame) -> Bool { lhs.bytes == rhs.bytes }
+    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 }
 
 extension ByteBuffer {

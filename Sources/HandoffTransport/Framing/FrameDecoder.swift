@@ -5,11 +5,10 @@ import NIOCore
 /// as soon as its five bytes arrive, so an oversized frame is refused before any of its payload
 /// is buffered.
 ///
-/// A frame that arrives whole within one read is passed on as a slice of that read, without a
-/// copy. Only a frame split across reads is assembled, in a buffer sized for it once its header
-/// is known: so a relay copies at most the one frame that straddles each read, where a
-/// cumulating decoder (NIO's `ByteToMessageHandler`) would copy every read that follows a partial
-/// frame.
+/// Frames are passed on as slices of the reads they arrived in, without a copy: a frame within one
+/// read as one slice, a frame split between two reads as two. Only a frame spread over three or
+/// more reads, or whose header is split, is assembled, in a buffer sized for it once its header is
+/// known. (NIO's cumulating `ByteToMessageHandler` copies every read that follows a partial frame.)
 ///
 /// After a refused header the error is fired, and everything that arrives later is dropped; the
 /// channel's owner closes it.
@@ -24,8 +23,11 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
     private enum State {
         /// Between frames.
         case idle
-        /// Part of a frame has arrived: its header is known once five bytes are here.
-        case partial(ByteBuffer)
+        /// The start of a frame, its header whole, as a slice of the read it arrived in.
+        case head(ByteBuffer, length: Int)
+        /// A frame being assembled in a buffer of its own: its header is known once five bytes are
+        /// here.
+        case assembling(ByteBuffer)
         /// A header was refused: nothing more is read.
         case failed
     }
@@ -48,10 +50,23 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
             switch state {
             case .failed:
                 return
-            case .partial(var frame):
+            case .head(let head, let length):
+                let missing = length - head.readableBytes
+                guard input.readableBytes >= missing else {
+                    // A third read is needed: assemble the frame from here on.
+                    var frame = context.channel.allocator.buffer(capacity: length)
+                    frame.writeImmutableBuffer(head)
+                    frame.writeBuffer(&input)
+                    state = .assembling(frame)
+                    return
+                }
+                state = .idle
+                context.fireChannelRead(wrapInboundOut(EncodedFrame(validated: head, tail: input.readSlice(length: missing)!)))
+                if case .failed = state { return }
+            case .assembling(var frame):
                 state = .idle  // so that `frame` is the only reference while it grows
                 guard let whole = try complete(&frame, from: &input) else {
-                    state = .partial(frame)
+                    state = .assembling(frame)
                     return
                 }
                 context.fireChannelRead(wrapInboundOut(whole))
@@ -60,20 +75,20 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
                 break
             }
             while input.readableBytes >= Frame.headerSize {
-                let length = try checkedLength(at: input.readerIndex, in: input)
-                guard input.readableBytes >= Frame.headerSize + length else { break }
-                // A slice of the read: the payload is not copied.
-                context.fireChannelRead(wrapInboundOut(EncodedFrame(validated: input.readSlice(length: Frame.headerSize + length)!)))
+                let length = Frame.headerSize + (try checkedLength(at: input.readerIndex, in: input))
+                guard input.readableBytes >= length else {
+                    // The rest comes in a later read: keep this part where it is.
+                    state = .head(input.readSlice(length: input.readableBytes)!, length: length)
+                    return
+                }
+                context.fireChannelRead(wrapInboundOut(EncodedFrame(validated: input.readSlice(length: length)!)))
                 if case .failed = state { return }
             }
             if input.readableBytes > 0 {
-                // The start of a frame: copied into a buffer of its own, with room for all of it
-                // when the header is here.
-                let capacity = input.readableBytes >= Frame.headerSize
-                    ? Frame.headerSize + (try checkedLength(at: input.readerIndex, in: input)) : Frame.headerSize
-                var frame = context.channel.allocator.buffer(capacity: capacity)
+                // Part of a header: copied, and the frame assembled once the header is whole.
+                var frame = context.channel.allocator.buffer(capacity: Frame.headerSize)
                 frame.writeBuffer(&input)
-                state = .partial(frame)
+                state = .assembling(frame)
             }
         } catch {
             state = .failed
@@ -112,7 +127,7 @@ public final class FrameDecoder: ChannelInboundHandler, RemovableChannelHandler 
     }
 }
 
-/// Writes ``EncodedFrame``s: their bytes go out as they are, one buffer per frame.
+/// Writes ``EncodedFrame``s: their bytes go out as they are, in the one or two buffers they came in.
 public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler, Sendable {
     public typealias OutboundIn = EncodedFrame
     public typealias OutboundOut = ByteBuffer
@@ -120,7 +135,13 @@ public final class FrameEncoder: ChannelOutboundHandler, RemovableChannelHandler
     public init() {}
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        context.write(wrapOutboundOut(unwrapOutboundIn(data).bytes), promise: promise)
+        let frame = unwrapOutboundIn(data)
+        if let tail = frame.tail {
+            context.write(wrapOutboundOut(frame.head), promise: nil)
+            context.write(wrapOutboundOut(tail), promise: promise)
+        } else {
+            context.write(wrapOutboundOut(frame.head), promise: promise)
+        }
     }
 }
 
