@@ -11,17 +11,45 @@ import NIOCore
 /// messages converts to and from ``Frame`` (``FrameMessageHandler`` does so for a channel's async
 /// side).
 public struct EncodedFrame: Sendable {
+    private enum Storage {
+        case whole(ByteBuffer)
+        /// Boxed, so that a frame stays the size of one ByteBuffer and fits a `NIOAny` without an
+        /// allocation: only split frames pay for one.
+        case split(Split)
+    }
+
+    private final class Split: Sendable {
+        let head: ByteBuffer
+        let tail: ByteBuffer
+        init(head: ByteBuffer, tail: ByteBuffer) {
+            self.head = head
+            self.tail = tail
+        }
+    }
+
+    private let storage: Storage
+
     /// The header and the payload; or, for a frame that arrived split between two reads, the
     /// header and the start of the payload, with the rest in `tail`.
-    let head: ByteBuffer
+    var head: ByteBuffer {
+        switch storage {
+        case .whole(let bytes): bytes
+        case .split(let split): split.head
+        }
+    }
+
     /// The end of the payload of a frame split between two reads, or nil.
-    let tail: ByteBuffer?
+    var tail: ByteBuffer? {
+        switch storage {
+        case .whole: nil
+        case .split(let split): split.tail
+        }
+    }
 
     /// Wraps bytes that are one whole frame whose header has been checked (the decoder's slices).
     init(validated head: ByteBuffer, tail: ByteBuffer? = nil) {
         assert(head.readableBytes >= Frame.headerSize)
-        self.head = head
-        self.tail = tail
+        storage = if let tail { .split(Split(head: head, tail: tail)) } else { .whole(head) }
     }
 
     /// Encodes a frame into a new buffer.
