@@ -126,6 +126,7 @@ let package = Package(
                 "HandoffAgent", "HandoffCore", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             path: "Benchmarks/Clients/handoff-bench"
         ),

@@ -256,6 +256,15 @@ class Report:
             if rt:
                 ratio = one.get('throughput_mib_s', 0) / rt
                 self.add(section, "  ÷ reference", f"{ratio:.2f}×", "1×", "≥ 0.5×", ratio >= 0.5)
+            tls = load_json(self.dir, "stream-tls-reference.json")
+            if tls is not None and not tls.get("throughput_mib_s"):
+                self.broken.append("stream-tls-reference.json")
+            if tls and tls.get("throughput_mib_s"):
+                tr = tls["throughput_mib_s"]
+                self.add(section, "  one TLS 1.3 connection, app to app (the agents' TLS, no agent in between)",
+                         f"{one.get('throughput_mib_s', 0) / tr:.2f}× of it",
+                         f"{tr:.0f} MiB/s (swift-nio-ssl both ends; {tr / rt:.2f}× the bare connection)" if rt else f"{tr:.0f} MiB/s",
+                         "", None)
             relayed = load_json(self.dir, "stream-relayed-reference.json")
             if relayed and relayed.get("throughput_mib_s"):
                 rr = relayed["throughput_mib_s"]

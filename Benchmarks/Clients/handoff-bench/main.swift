@@ -24,6 +24,10 @@
 //   exchange-sizes                                              the bytes of one fetch exchange
 //   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B
 //                                                               bare TCP bulk transfer (stream reference)
+//   bulk-serve --tls --state DIR ... / bulk-read --tls --state DIR --peer-id D ...
+//                                                               the same bytes over one TLS 1.3 connection,
+//                                                               the agents' TLS (SwiftNIO, swift-nio-ssl):
+//                                                               app to app with no agent in between
 //   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5]
 //   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
 //   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
@@ -38,6 +42,7 @@ import HandoffTransport
 import HandoffTrust
 import NIOCore
 import NIOPosix
+import NIOTLS
 import Synchronization
 
 #if canImport(Glibc)
@@ -558,6 +563,107 @@ func runScale(sockets: [String], expect: Int, t0: Int64, pollMs: Int, timeoutMs:
 
 // MARK: - main
 
+// MARK: - Bulk TLS: the same bytes over one connection in the agents' TLS (SwiftNIO both sides)
+
+/// Writes `bytes` to each connection once TLS is up, 1 MiB at a time while the channel is
+/// writable, then closes it.
+final class BulkTLSWriter: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let bytes: Int
+    let chunk: ByteBuffer
+    var sent = 0
+    var started = false
+
+    init(bytes: Int) {
+        self.bytes = bytes
+        var chunk = ByteBufferAllocator().buffer(capacity: 1 << 20)
+        chunk.writeRepeatingByte(0xA5, count: 1 << 20)
+        self.chunk = chunk
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            started = true
+            writeMore(context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if started { writeMore(context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func writeMore(_ context: ChannelHandlerContext) {
+        // Each chunk is flushed, so that TLS passes it down and writability tells when to wait.
+        while sent < bytes, context.channel.isWritable {
+            let n = min(chunk.readableBytes, bytes - sent)
+            sent += n
+            let slice = chunk.getSlice(at: chunk.readerIndex, length: n)!
+            guard sent >= bytes else {
+                context.writeAndFlush(wrapOutboundOut(slice), promise: nil)
+                continue
+            }
+            // The last chunk: close once it is out (closing earlier would drop what is pending).
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(wrapOutboundOut(slice), promise: written)
+            written.futureResult.whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+}
+
+func bulkServeTLS(port: Int, bytes: Int, tls: PeerTLS) async throws {
+    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(tls.makeServerHandler())
+                try channel.pipeline.syncOperations.addHandler(BulkTLSWriter(bytes: bytes))
+            }
+        }
+        .bind(host: "0.0.0.0", port: port).get()
+    print("{\"listening\": \(channel.localAddress?.port ?? port), \"deviceID\": \"\(tls.localDeviceID)\"}")
+    fflush(nil)
+    try await channel.closeFuture.get()
+}
+
+func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async throws -> Samples {
+    var out = Samples()
+    let clock = ContinuousClock()
+    let start = clock.now
+    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .connectTimeout(.seconds(2))
+        .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 1 << 20))
+        .connect(host: host, port: port) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(try tls.tls.makeClientHandler(expecting: tls.expected))
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+    var received = 0
+    do {
+        try await channel.executeThenClose { inbound, _ in
+            for try await buffer in inbound {
+                received += buffer.readableBytes
+                if received >= bytes { return }
+            }
+        }
+    } catch {
+        // The server closes after the last byte; an unclean TLS close then is not a failure.
+        if received < bytes { throw error }
+    }
+    let elapsed = clock.now - start
+    if received == bytes { out.samples.append(elapsed.microseconds) } else { out.fail("received \(received) of \(bytes) bytes") }
+    out.extra["bytes_total"] = .integer(received)
+    out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
+    return out
+}
+
 func run() async throws {
     let argv = CommandLine.arguments
     guard argv.count >= 2 else { throw BenchError("usage: handoff-bench COMMAND [OPTIONS] (see the source's header)") }
@@ -633,9 +739,18 @@ func run() async throws {
             pollMs: try args.int("poll-ms", default: 20), timeoutMs: try args.int("timeout-ms", default: 30_000)
         ).printJSON()
     case "bulk-serve":
-        try bulkServe(port: try args.int("port"), bytes: try args.int("bytes"))
+        if let tls = try peerTLS() {
+            try await bulkServeTLS(port: try args.int("port"), bytes: try args.int("bytes"), tls: tls)
+        } else {
+            try bulkServe(port: try args.int("port"), bytes: try args.int("bytes"))
+        }
     case "bulk-read":
-        try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes")).printJSON()
+        if let tls = try peerTLS() {
+            try await bulkReadTLS(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"),
+                                  tls: ReferenceTLS(tls: tls, expected: try peerID())).printJSON()
+        } else {
+            try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes")).printJSON()
+        }
     case "now":
         print(realtimeNanoseconds())
     default:
