@@ -561,8 +561,6 @@ func runScale(sockets: [String], expect: Int, t0: Int64, pollMs: Int, timeoutMs:
     return out
 }
 
-// MARK: - main
-
 // MARK: - Bulk TLS: the same bytes over one connection in the agents' TLS (SwiftNIO both sides)
 
 /// Writes `bytes` to each connection once TLS is up, 1 MiB at a time while the channel is
@@ -663,6 +661,8 @@ func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async t
     out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
     return out
 }
+
+// MARK: - main
 
 func run() async throws {
     let argv = CommandLine.arguments
