@@ -108,7 +108,6 @@ public final class ContinuationOutputStream: Sendable {
     static let framesPerBatch = 16
 
     private let channel: any Channel
-    private let writer: NIOAsyncChannelOutboundWriter<EncodedFrame>
     private let closedSink: AsyncStream<Void>.Continuation
     /// Held by one write (or the close) at a time.
     private let turn = AsyncTurn()
@@ -124,9 +123,8 @@ public final class ContinuationOutputStream: Sendable {
         var next = 0
     }
 
-    init(channel: any Channel, writer: NIOAsyncChannelOutboundWriter<EncodedFrame>, closedSink: AsyncStream<Void>.Continuation) {
+    init(channel: any Channel, closedSink: AsyncStream<Void>.Continuation) {
         self.channel = channel
-        self.writer = writer
         self.closedSink = closedSink
         let capacity = Self.framesPerBatch * (Frame.headerSize + Self.chunkSize)
         state = Mutex(State(buffers: [channel.allocator.buffer(capacity: capacity), channel.allocator.buffer(capacity: capacity)]))
@@ -147,7 +145,7 @@ public final class ContinuationOutputStream: Sendable {
             let (slot, previous) = state.withLock { s in (s.next, s.written[s.next]) }
             try await Self.wait(for: previous)
             var buffer = state.withLock { s in
-                var buffer = s.buffers[slot]
+                let buffer = s.buffers[slot]
                 s.buffers[slot] = ByteBuffer()  // let go here, so `buffer` is the only reference
                 return buffer
             }
@@ -191,7 +189,6 @@ public final class ContinuationOutputStream: Sendable {
         guard state.withLock({ s in defer { s.isClosed = true }; return !s.isClosed }) else { return }
         let end = EncodedFrame(Frame(kind: .streamEnd, payload: []), allocator: channel.allocator)
         try? await Self.send([end], on: channel).get()
-        writer.finish()
         closedSink.yield()
         closedSink.finish()
     }
@@ -272,7 +269,7 @@ struct ContinuationStreamConnection: Sendable {
                 let (inputOver, inputOverSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
                 result.resume(returning: .success(ContinuationStreams(
                     input: ContinuationInputStream(source: ContinuationInputSource(frames: frames, over: inputOverSink)),
-                    output: ContinuationOutputStream(channel: channel.channel, writer: outbound, closedSink: closedSink))))
+                    output: ContinuationOutputStream(channel: channel.channel, closedSink: closedSink))))
                 // The app reads its input in its own task. A broken input ends the connection at
                 // once; otherwise it stays until this side's output is closed too.
                 for await over in inputOver {

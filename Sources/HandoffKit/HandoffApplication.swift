@@ -170,7 +170,7 @@ public actor HandoffApplication {
     func openStreams(_ command: String, _ arguments: [String: JSONValue]) async -> Result<ContinuationStreams, HandoffError> {
         guard let hostSink else { return .failure(.connectionUnavailable("the app is not connected to its agent")) }
         let channel: EncodedFrameChannel
-        do { channel = try await StreamChannels.connectEncoded(controlSocket: socketPath) } catch {
+        do { channel = try await StreamChannels.connect(controlSocket: socketPath) } catch {
             return .failure(.connectionUnavailable("cannot reach the handoff agent at \(socketPath): \(error)"))
         }
         let hosted = await withCheckedContinuation { continuation in

@@ -73,13 +73,17 @@ struct StreamSpliceTests {
     static func data(_ bytes: [UInt8]) -> Frame { Frame(kind: .streamData, payload: bytes) }
     static let end = Frame(kind: .streamEnd, payload: [])
 
+    /// An app connection (passing) and a peer connection (holding) on one loop, not yet joined.
+    static func unjoined() async throws -> (loop: NIOAsyncTestingEventLoop, app: SplicedChannel, peer: SplicedChannel) {
+        let loop = NIOAsyncTestingEventLoop()
+        return (loop, try await SplicedChannel.make(on: loop), try await SplicedChannel.make(on: loop, holding: true))
+    }
+
     /// An app connection (passing) and a peer connection (holding), joined app first.
     static func joined(stall: Int? = nil, lastWords: (@Sendable (any Error) -> Frame?)? = nil)
         async throws -> (app: SplicedChannel, peer: SplicedChannel, ends: EndLog)
     {
-        let loop = NIOAsyncTestingEventLoop()
-        let app = try await SplicedChannel.make(on: loop)
-        let peer = try await SplicedChannel.make(on: loop, holding: true)
+        let (_, app, peer) = try await Self.unjoined()
         let ends = EndLog()
         try await StreamSplice.join(app.splice, StreamSpliceDirection(stallAfterBytes: stall), firstFrame: response,
                                     peer.splice, StreamSpliceDirection(lastWords: lastWords), firstFrame: nil, onEnd: ends.record)
@@ -98,9 +102,7 @@ struct StreamSpliceTests {
 
     @Test("a holding splice keeps stream frames and passes the rest; once joined, they follow the partner's first frame")
     func holding() async throws {
-        let loop = NIOAsyncTestingEventLoop()
-        let app = try await SplicedChannel.make(on: loop)
-        let peer = try await SplicedChannel.make(on: loop, holding: true)
+        let (_, app, peer) = try await Self.unjoined()
         let hello = Frame(kind: .hello, payload: [7])
         try await peer.channel.writeInbound(hello)
         try await peer.channel.writeInbound(Frame(kind: .streamAccepted, payload: []))
@@ -180,9 +182,7 @@ struct StreamSpliceTests {
 
     @Test("a holding splice whose channel closed still relays what it kept, then ends the pair")
     func heldThenClosed() async throws {
-        let loop = NIOAsyncTestingEventLoop()
-        let app = try await SplicedChannel.make(on: loop)
-        let peer = try await SplicedChannel.make(on: loop, holding: true)
+        let (_, app, peer) = try await Self.unjoined()
         try await peer.channel.writeInbound(Self.data([4, 2]))
         try await peer.channel.writeInbound(Self.end)
         try await peer.channel.close()
@@ -195,9 +195,7 @@ struct StreamSpliceTests {
 
     @Test("a splice whose channel closes between being prepared and started still relays what it held, then ends the pair")
     func closedWhileJoining() async throws {
-        let loop = NIOAsyncTestingEventLoop()
-        let app = try await SplicedChannel.make(on: loop)
-        let peer = try await SplicedChannel.make(on: loop, holding: true)
+        let (loop, app, peer) = try await Self.unjoined()
         let ends = EndLog()
         try await peer.channel.writeInbound(Self.data([5]))
         // join's two steps, with the source finishing and closing in between (as a fast source
@@ -248,9 +246,7 @@ struct StreamSpliceTests {
 
     @Test("a holding splice stops reading once it holds 256 KiB, and reads on once joined")
     func holdLimit() async throws {
-        let loop = NIOAsyncTestingEventLoop()
-        let app = try await SplicedChannel.make(on: loop)
-        let peer = try await SplicedChannel.make(on: loop, holding: true)
+        let (loop, app, peer) = try await Self.unjoined()
         let chunk = Self.data([UInt8](repeating: 1, count: 64 * 1024))
         for _ in 0..<4 { try await peer.channel.writeInbound(chunk) }
         let before = peer.reads.reads

@@ -317,8 +317,16 @@ func bulkServe(port: Int, bytes: Int) throws {
     }
 }
 
-func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
+/// One bulk transfer's sample: its time when all `bytes` arrived, its throughput either way.
+func bulkResult(received: Int, of bytes: Int, in elapsed: Duration) -> Samples {
     var out = Samples()
+    if received == bytes { out.samples.append(elapsed.microseconds) } else { out.fail("received \(received) of \(bytes) bytes") }
+    out.extra["bytes_total"] = .integer(received)
+    out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
+    return out
+}
+
+func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -339,11 +347,7 @@ func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
         received += n
     }
     close(fd)
-    let elapsed = clock.now - start
-    if received == bytes { out.samples.append(elapsed.microseconds) } else { out.fail("received \(received) of \(bytes) bytes") }
-    out.extra["bytes_total"] = .integer(received)
-    out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
-    return out
+    return bulkResult(received: received, of: bytes, in: clock.now - start)
 }
 
 // MARK: - visible: an activity change on h1 until h2 lists it
@@ -630,7 +634,6 @@ func bulkServeTLS(port: Int, bytes: Int, tls: PeerTLS) async throws {
 }
 
 func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async throws -> Samples {
-    var out = Samples()
     let clock = ContinuousClock()
     let start = clock.now
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -655,11 +658,7 @@ func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async t
         // The server closes after the last byte; an unclean TLS close then is not a failure.
         if received < bytes { throw error }
     }
-    let elapsed = clock.now - start
-    if received == bytes { out.samples.append(elapsed.microseconds) } else { out.fail("received \(received) of \(bytes) bytes") }
-    out.extra["bytes_total"] = .integer(received)
-    out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
-    return out
+    return bulkResult(received: received, of: bytes, in: clock.now - start)
 }
 
 // MARK: - main

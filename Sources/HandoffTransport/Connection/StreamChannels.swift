@@ -66,23 +66,10 @@ public enum StreamChannels {
         return (channel, added)
     }
 
-    /// A channel to the local agent's control socket.
-    public static func connect(controlSocket path: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> FrameChannel {
-        try await ClientBootstrap(group: group)
-            .connect(unixDomainSocketPath: path) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addFrameCodec(limits: ControlProtocol.limits)
-                    return try FrameChannel(wrappingChannelSynchronously: channel)
-                }
-            }
-    }
-}
-
-extension StreamChannels {
     /// A channel to the local agent's control socket that speaks ``EncodedFrame``s: an app's end
     /// of a continuation stream pair. Reads adapt up to 256 KiB, as on the agent's side.
-    public static func connectEncoded(controlSocket path: String,
-                                      group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> EncodedFrameChannel {
+    public static func connect(controlSocket path: String,
+                               group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> EncodedFrameChannel {
         try await ClientBootstrap(group: group)
             .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
             .connect(unixDomainSocketPath: path) { channel in

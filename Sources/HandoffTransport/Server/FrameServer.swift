@@ -45,9 +45,6 @@ public struct FrameServer: Sendable {
         public var peerUID: UInt32?
         /// Closes the connection at once (both directions).
         public var close: @Sendable () -> Void = {}
-        /// Writes a frame after everything written before it and returns once all of it has been
-        /// handed to the socket, so that a close that follows loses nothing.
-        public var writeAndWait: @Sendable (Frame) async throws -> Void = { _ in }
         /// Fault injection (`faults.dropAfterBytes`): lets this many more bytes of frames out,
         /// then closes the connection mid-frame.
         public var limitOutbound: @Sendable (Int) async -> Void = { _ in }
@@ -206,7 +203,6 @@ public struct FrameServer: Sendable {
                                     inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote,
                                     peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
                                     close: { client.channel.close(promise: nil) },
-                                    writeAndWait: { try await client.channel.writeAndFlush($0).get() },
                                     limitOutbound: { await client.channel.limitOutbound(toBytes: $0) },
                                     splice: splice))
                             }
