@@ -161,7 +161,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "HandoffIntegrationTests", dependencies: ["HandoffCore", "HandoffAgent"]),
+        .testTarget(name: "HandoffIntegrationTests", dependencies: ["HandoffCore", "HandoffAgent", "HandoffTrust"]),
     ],
     swiftLanguageModes: [.v6]
 )

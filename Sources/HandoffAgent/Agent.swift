@@ -357,14 +357,16 @@ public actor Agent {
         return apps.values.contains { $0.manifest.identity.bundleID == bundleID }
     }
 
-    /// Hands a URL (or a file in the app's Inbox) to the app: `openURL`, answered within
-    /// `limits.handlerTimeout`. Returns whether the app handled it.
-    public func deliverOpen(url: URL, request: OpenRequest, peer: String) async -> Result<Bool, HandoffError> {
+    /// Hands a URL (or, with `inboxFile`, a file the agent wrote to the app's Inbox) to the app:
+    /// `openURL`, answered within `limits.handlerTimeout`. Returns whether the app handled it.
+    public func deliverOpen(url: URL, inboxFile: Bool, request: OpenRequest, peer: String) async -> Result<Bool, HandoffError> {
         guard let app = apps.values.first(where: { $0.manifest.identity.bundleID == request.bundleID }) else {
             return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
         }
-        var event: [String: JSONValue] = ["url": .string(url.absoluteString), "peer": .string(peer)]
-        if let source = request.sourceApplication { event["sourceApplication"] = .string(source) }
+        var event: [String: JSONValue] = ["url": .string(url.absoluteString), "peer": .string(peer), "inboxFile": .bool(inboxFile)]
+        // The sending agent names the app that asked, from that app's registration; only a
+        // well-formed bundle ID is passed on.
+        if let source = request.sourceApplication, AppIdentity.isValidBundleID(source) { event["sourceApplication"] = .string(source) }
         if let annotation = request.annotation { event["annotation"] = annotation.json }
         logger.info("opening in app", metadata: ["handoff.app": "\(request.bundleID)", "handoff.url": "\(url)", "handoff.peer": "\(peer)"])
         guard let reply = await ask(app.link, event: "openURL", event, timeout: configuration.limits.handlerTimeout) else {
@@ -530,7 +532,7 @@ public actor Agent {
     }
 
     private func performContinuation(id: UUID) async -> (Result<JSONValue, HandoffError>, handlerStarted: Bool) {
-        guard let peer = directory.peer(offering: id), let offered = peer.advertisement.current else {
+        guard let advertised = directory.peer(offering: id), let offered = advertised.advertisement.current else {
             if let silent = directory.unreachablePeer(offering: id) {
                 return (.failure(.connectionUnavailable(Self.stoppedAnswering(silent.peer.name, activity: id, lastHeard: silent.lastHeard))), false)
             }
@@ -541,6 +543,9 @@ public actor Agent {
             return (.failure(.handoffFailed("no peer offers activity \(id) now; `handoff list` shows the activities on offer")), false)
         }
         let request = FetchRequest(activityID: id, continuationID: UUID())
+        // Apps and handlers are told the name this host gave the device when pairing, not the
+        // name the device gives itself.
+        let peer = advertised.named(trustedName(of: advertised.deviceID))
         var metadata: Logger.Metadata = ["handoff.peer": "\(peer.name)", "handoff.id": "\(id)", "handoff.continuation": "\(request.continuationID)"]
         logger.info("continuing activity", metadata: metadata)
 

@@ -241,7 +241,11 @@ public actor HandoffApplication {
             activity.needsSave = false
             await reply(replyID, ["activity": activity.snapshot.json])
         case "openURL":
-            guard let text = event["url"]?.stringValue, let url = URL(string: text) else {
+            // A file URL is only ever a file the agent wrote to this app's Inbox: the agent
+            // refuses file URLs from peers, and this library refuses a file URL not marked so.
+            guard let text = event["url"]?.stringValue, let url = URL(string: text),
+                url.isFileURL == (event["inboxFile"]?.boolValue == true)
+            else {
                 await reply(replyID, ["handled": .bool(false)])
                 return
             }

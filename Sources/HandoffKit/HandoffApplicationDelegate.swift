@@ -26,9 +26,12 @@ public protocol HandoffApplicationDelegate: AnyObject, Sendable {
     func didFailToContinueUserActivity(withType activityType: String, error: HandoffError) async
     /// The activity was continued and restored.
     func didUpdate(_ userActivity: UserActivity) async
-    /// Another host sent a URL or a file (in this app's Inbox, which it may read and delete).
-    /// `sourceApplication` is the sending app's bundle ID, `annotation` a property list from it.
-    /// Return true if handled.
+    /// Another host sent a URL or a file. A file URL (`url.isFileURL`) is always a file the
+    /// agent received and wrote to this app's Inbox, which the app may read and delete: the agent
+    /// never passes on a `file:` URL from another device. Any other URL is the sender's, to be
+    /// treated as untrusted input. `sourceApplication` is the sending app's bundle ID as the
+    /// paired device's agent registered it (nil from the CLI), `annotation` a property list from
+    /// the sender. Return true if handled.
     func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool
     /// The object for a path of restoration identifiers (from the root down), or nil to let the
     /// library use one registered with ``HandoffApplication/registerRestorable(_:identifierPath:)``.

@@ -84,6 +84,13 @@ public struct TrustStore: Sendable, Hashable {
         return devices.remove(at: index)
     }
 
+    /// Replaces ``ownAdvertisingKey`` with a fresh random key: whoever held the old one can no
+    /// longer read this device's advertisements. The paired devices learn the new key through the
+    /// authenticated key exchange when they next see an advertisement they cannot open.
+    public mutating func rotateAdvertisingKey() {
+        ownAdvertisingKey = .random()
+    }
+
     /// Records the advertising key a paired device now uses. Returns whether anything changed:
     /// false when the device is not paired or the key is the one already known.
     @discardableResult

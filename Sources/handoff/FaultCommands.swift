@@ -20,7 +20,7 @@ private func printFaults(_ answer: JSONValue, json: Bool) {
         let name = fault["name"]?.stringValue ?? "?"
         let value = fault["value"]?.stringValue ?? "off"
         let code = fault["code"]?.int64Value.map { "\($0)" } ?? "?"
-        print("\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) \(value.padding(toLength: 8, withPad: " ", startingAt: 0)) \(code)  \(fault["summary"]?.stringValue ?? "")")
+        say("\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) \(value.padding(toLength: 8, withPad: " ", startingAt: 0)) \(code)  \(fault["summary"]?.stringValue ?? "")")
     }
 }
 

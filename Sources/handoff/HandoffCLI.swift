@@ -78,7 +78,7 @@ struct GlobalOptions: ParsableArguments {
         if json {
             print(JSONValue.object(["error": ControlProtocol.errorJSON(error)]).serialized)
         } else {
-            FileHandle.standardError.write(Data("handoff: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("handoff: \(UntrustedText.escaped(error.description))\n".utf8))
         }
     }
 }
@@ -91,15 +91,15 @@ struct Status: AsyncParsableCommand {
         let status = try await options.call("status")
         if options.json { print(status.prettySerialized); return }
         let name = status["registeredName"]?.stringValue ?? status["name"]?.stringValue ?? "?"
-        print("agent \(name) (id \(status["agentID"]?.stringValue ?? "?")) on port \(status["port"]?.int64Value ?? 0), \(status["peers"]?.int64Value ?? 0) peer(s), \(status["pairedDevices"]?.int64Value ?? 0) paired device(s)")
-        print("device ID \(status["deviceID"]?.stringValue ?? "?")")
+        say("agent \(name) (id \(status["agentID"]?.stringValue ?? "?")) on port \(status["port"]?.int64Value ?? 0), \(status["peers"]?.int64Value ?? 0) peer(s), \(status["pairedDevices"]?.int64Value ?? 0) paired device(s)")
+        say("device ID \(status["deviceID"]?.stringValue ?? "?")")
         let activities = status["activities"]?.arrayValue ?? []
         let current = status["current"]?.stringValue
-        if activities.isEmpty { print("no activities published") }
+        if activities.isEmpty { say("no activities published") }
         for activity in activities {
             let id = activity["id"]?.stringValue ?? "?"
             let marker = id == current ? "*" : " "
-            print("\(marker) \(id)  \(activity["activityType"]?.stringValue ?? "?")  \(activity["title"]?.stringValue ?? "")")
+            say("\(marker) \(id)  \(activity["activityType"]?.stringValue ?? "?")  \(activity["title"]?.stringValue ?? "")")
         }
     }
 }
@@ -112,13 +112,13 @@ struct Peers: AsyncParsableCommand {
         let peers = try await options.call("peers")
         if options.json { print(peers.prettySerialized); return }
         let rows = peers.arrayValue ?? []
-        if rows.isEmpty { print("no peers found (is handoffd running on your other hosts, on this LAN?)") }
+        if rows.isEmpty { say("no peers found (is handoffd running on your other hosts, on this LAN?)") }
         for peer in rows {
             let address = peer["addresses"]?.arrayValue?.first?.stringValue ?? peer["host"]?.stringValue ?? "?"
             let offers = peer["current"]?.stringValue.map { "offers \($0)" } ?? "no activity"
             // Liveness: a peer that stopped answering still has a DNS-SD record, but nothing on offer.
             let state = peer["reachable"]?.boolValue == false ? "unreachable" : offers
-            print("\(peer["name"]?.stringValue ?? "?")  \(address):\(peer["port"]?.int64Value ?? 0)  \(state)")
+            say("\(peer["name"]?.stringValue ?? "?")  \(address):\(peer["port"]?.int64Value ?? 0)  \(state)")
         }
     }
 }
@@ -131,9 +131,9 @@ struct List: AsyncParsableCommand {
         let list = try await options.call("list")
         if options.json { print(list.prettySerialized); return }
         let rows = list.arrayValue ?? []
-        if rows.isEmpty { print("no activities on offer") }
+        if rows.isEmpty { say("no activities on offer") }
         for row in rows {
-            print("\(row["id"]?.stringValue ?? "?")  \(row["peer"]?.stringValue ?? "?")  \(row["activityType"]?.stringValue ?? "?")  \(row["title"]?.stringValue ?? "")")
+            say("\(row["id"]?.stringValue ?? "?")  \(row["peer"]?.stringValue ?? "?")  \(row["activityType"]?.stringValue ?? "?")  \(row["title"]?.stringValue ?? "")")
         }
     }
 }
@@ -182,7 +182,7 @@ struct Publish: AsyncParsableCommand {
         if let expiresIn { activity.expirationDate = Date().addingTimeInterval(expiresIn) }
         let result = try await options.call("publish", ["activity": activity.json])
         let id = result["id"]?.stringValue ?? "?"
-        print(options.json ? JSONValue.object(["id": .string(id)]).serialized : id)
+        say(options.json ? JSONValue.object(["id": .string(id)]).serialized : id)
     }
 }
 
@@ -197,7 +197,7 @@ struct Resign: AsyncParsableCommand {
 
     func run() async throws {
         let result = try await options.call("resign", ["id": .string(id)])
-        print(options.json ? result.serialized : "resigned \(id)")
+        say(options.json ? result.serialized : "resigned \(id)")
     }
 }
 
@@ -229,7 +229,7 @@ struct Continue: AsyncParsableCommand {
         if options.json { print(result.serialized); return }
         let activity = result["activity"]
         let replayed = result["replayed"]?.boolValue == true ? "; a retry: answered from the first attempt" : ""
-        print("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?")\(replayed))")
+        say("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?")\(replayed))")
     }
 }
 
@@ -267,7 +267,7 @@ struct Open: AsyncParsableCommand {
         }
         let result = try await options.call("open", arguments)
         let handled = result["handled"]?.boolValue ?? false
-        if options.json { print(result.serialized) } else { print(handled ? "\(app) on \(peer) opened it" : "\(app) on \(peer) did not handle it") }
+        if options.json { print(result.serialized) } else { say(handled ? "\(app) on \(peer) opened it" : "\(app) on \(peer) did not handle it") }
         if !handled { throw ExitCode(1) }
     }
 }

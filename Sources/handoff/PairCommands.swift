@@ -34,39 +34,51 @@ struct Pair: AsyncParsableCommand {
             let devices = try await options.call("pairable")
             if options.json { print(devices.prettySerialized); return }
             let rows = devices.arrayValue ?? []
-            if rows.isEmpty { print("no device is accepting pairing (run `handoff pair --accept` on it)") }
-            for row in rows { print("\(row["name"]?.stringValue ?? "?")  \(row["address"]?.stringValue ?? "?")") }
+            if rows.isEmpty { say("no device is accepting pairing (run `handoff pair --accept` on it)") }
+            for row in rows { say("\(row["name"]?.stringValue ?? "?")  \(row["address"]?.stringValue ?? "?")") }
             return
         }
         var arguments: [String: JSONValue] = [:]
         if accept {
             arguments["accept"] = .bool(true)
-            if !options.json { print("waiting for another device to pair (run `handoff pair NAME` there)...") }
+            if !options.json { say("waiting for another device to pair (run `handoff pair NAME` there)...") }
         } else {
             arguments["peer"] = .string(peer!)
         }
         let json = options.json
         let result = await options.client.converse("pair", arguments) { event in
-            guard event["event"]?.stringValue == "pairCode" else { return nil }
-            let code = event["code"]?.stringValue ?? "?"
             let name = event["peer"]?.stringValue ?? "?"
             let device = event["deviceID"]?.stringValue ?? "?"
+            switch event["event"]?.stringValue {
+            case "pairRequest":
+                // The accepting side: who asks, by the device ID its certificate proves, before any code.
+                if json { print(event.serialized) } else { say("a device asks to pair: it calls itself \"\(name)\", device \(device)") }
+                fflush(nil)
+                return nil
+            case "pairCode":
+                break
+            default:
+                return nil
+            }
+            let code = event["code"]?.stringValue ?? "?"
             if json {
                 print(JSONValue.object(["event": .string("pairCode"), "code": .string(code), "peer": .string(name), "deviceID": .string(device)]).serialized)
             } else {
-                print("pairing with \(name), device \(device)")
-                print("code: \(code)")
-                print("Does \(name) show the same code? [y/N] ", terminator: "")
+                // The name is the other device's own words (escaped, so it cannot draw on this
+                // screen); the device ID is what its TLS certificate proves.
+                say("pairing with \"\(name)\", device \(device)")
+                say("code: \(code)")
+                say("Does the other device show the same code, and this device's ID (`handoff status`)? [y/N] ", terminator: "")
             }
             fflush(nil)
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-            if !json, isatty(0) == 0 { print(answer) }  // echo what was piped in, as a terminal would
+            if !json, isatty(0) == 0 { say(answer) }  // echo what was piped in, as a terminal would
             return .object(["accept": .bool(answer == "y" || answer == "yes")])
         }
         switch result {
         case .success(let value):
             if json { print(value.serialized) } else {
-                print("paired with \(value["name"]?.stringValue ?? "?") (\(value["deviceID"]?.stringValue ?? "?"))")
+                say("paired with \(value["name"]?.stringValue ?? "?") (\(value["deviceID"]?.stringValue ?? "?"))")
             }
         case .failure(let error):
             options.report(error)
@@ -89,10 +101,10 @@ struct TrustList: AsyncParsableCommand {
         let devices = try await options.call("trustList")
         if options.json { print(devices.prettySerialized); return }
         let rows = devices.arrayValue ?? []
-        if rows.isEmpty { print("no paired devices (pair with `handoff pair`, or `handoff trust add DEVICE_ID`)") }
+        if rows.isEmpty { say("no paired devices (pair with `handoff pair`, or `handoff trust add DEVICE_ID`)") }
         for device in rows {
             let online = device["online"]?.boolValue == true ? "online" : "not seen"
-            print("\(device["deviceID"]?.stringValue ?? "?")  \(device["name"]?.stringValue ?? "?")  \(online)")
+            say("\(device["deviceID"]?.stringValue ?? "?")  \(device["name"]?.stringValue ?? "?")  \(online)")
         }
     }
 }
@@ -109,7 +121,7 @@ struct TrustAdd: AsyncParsableCommand {
         var arguments: [String: JSONValue] = ["deviceID": .string(deviceID)]
         if let name { arguments["name"] = .string(name) }
         let added = try await options.call("trustAdd", arguments)
-        if options.json { print(added.serialized) } else { print("trusted \(added["deviceID"]?.stringValue ?? deviceID)") }
+        if options.json { print(added.serialized) } else { say("trusted \(added["deviceID"]?.stringValue ?? deviceID)") }
     }
 }
 
@@ -122,7 +134,7 @@ struct TrustRemove: AsyncParsableCommand {
     func run() async throws {
         let removed = try await options.call("trustRemove", ["deviceID": .string(deviceID)])
         if options.json { print(removed.serialized) } else {
-            print("removed \(removed["name"]?.stringValue ?? "?") (\(removed["deviceID"]?.stringValue ?? deviceID)); closed \(removed["closedConnections"]?.int64Value ?? 0) connection(s)")
+            say("removed \(removed["name"]?.stringValue ?? "?") (\(removed["deviceID"]?.stringValue ?? deviceID)); closed \(removed["closedConnections"]?.int64Value ?? 0) connection(s)")
         }
     }
 }

@@ -55,7 +55,8 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
 
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            // Peer names, titles and messages reach the log escaped (UntrustedText).
+            var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
             return handler
         }

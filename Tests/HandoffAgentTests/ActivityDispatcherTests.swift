@@ -200,6 +200,45 @@ struct ActivityDispatcherTests {
         #expect(dir.contents("url") == "https://example.com/x")
     }
 
+    @Test("a peer's web page URL of another scheme, or one that could read as an option, never reaches the opener",
+          arguments: ["file:///etc/passwd", "FILE:///etc/shadow", "smb://attacker/share/x", "vscode://file/x", "javascript:alert(1)",
+                      "data:text/html,hi", "--help", "-new-window", "ssh://x", "https:", "http:///nohost", "relative/path"])
+    func refusesUnsafeWebpageURLs(_ text: String) async throws {
+        let dir = try ScratchDirectory()
+        defer { dir.remove() }
+        let opener = ["/bin/sh", "-c", #"printf '%s' "$1" > "$0""#, dir.file("opened")]
+        var activity = Sample.activity(1)
+        activity.webpageURL = try #require(URL(string: text))
+        let result = await dispatcher(urlOpener: opener).deliver(activity, from: "h1")
+        guard case .failure(let error) = result else {
+            Issue.record("\(text) was opened: \(result)")
+            return
+        }
+        #expect(error.code.rawValue == 4608)
+        #expect(error.message.contains("nothing was opened"), "\(error.message)")
+        #expect(!dir.exists("opened"), "the opener ran for \(text)")
+    }
+
+    @Test("security.urlSchemes allows more schemes one by one; http and https stay case-insensitive")
+    func allowedSchemes() async throws {
+        let dir = try ScratchDirectory()
+        defer { dir.remove() }
+        let opener = ["/bin/sh", "-c", #"printf '%s' "$1" > "$0""#, dir.file("opened")]
+        var configured = dispatcher(urlOpener: opener)
+        configured.urlPolicy = PeerURLPolicy(webpageSchemes: ["https", "zoommtg"])
+        var activity = Sample.activity(1)
+        activity.webpageURL = URL(string: "zoommtg://zoom.us/join?confno=1")!
+        #expect(try await configured.deliver(activity, from: "h1").get().by == "urlOpener")
+        activity.webpageURL = URL(string: "HTTPS://example.com/x")!
+        #expect(try await configured.deliver(activity, from: "h1").get().by == "urlOpener")
+        activity.webpageURL = URL(string: "http://example.com/x")!
+        #expect(throws: HandoffError.self) { try _ = configured.urlPolicy.webpageArgument(activity.webpageURL!).get() }
+        #expect(PeerURLPolicy.problem(withScheme: "file") != nil)
+        #expect(PeerURLPolicy.problem(withScheme: "-x") != nil)
+        #expect(PeerURLPolicy.problem(withScheme: "*") != nil)
+        #expect(PeerURLPolicy.problem(withScheme: "web+app") == nil)
+    }
+
     @Test("no handler and no webpageURL: 4608 telling to add a handler")
     func noHandlerNoURL() async throws {
         let d = dispatcher()

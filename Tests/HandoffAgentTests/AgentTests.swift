@@ -220,7 +220,8 @@ struct AgentTests {
         let error = try #require(await agent.continueActivity(id: offered.id).error)
         #expect(error.code.rawValue == 4609)
         #expect(error.code == .userActivityConnectionUnavailable)
-        #expect(error.message.contains("kitchen"))
+        // The device's name as stored when pairing ("test peer"), not the one it advertises ("kitchen").
+        #expect(error.message.contains("test peer"))
         #expect(error.message.contains("connection refused"))
         #expect(connector.attempts == [PeerEndpoint(host: "127.0.0.1", port: 7201, expectedIdentity: TestPeer.deviceID.bytes)])
     }
@@ -275,7 +276,7 @@ struct AgentTests {
         #expect(value["handled"] == .bool(true))
         #expect(value["by"] == .string("handler"))
         #expect(value["command"] == .array(command.map { .string($0) }))
-        #expect(value["peer"] == .string("kitchen"))
+        #expect(value["peer"] == .string("test peer"), "the name stored when pairing, not the advertised \"kitchen\"")
         #expect(value["continuationID"]?.stringValue.flatMap(UUID.init(uuidString:)) != nil)
         let returned = try Activity(json: try #require(value["activity"]))
         #expect(returned.id == offered.id)

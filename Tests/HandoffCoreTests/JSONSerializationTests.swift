@@ -15,10 +15,19 @@ struct JSONSerializationTests {
         #expect(value.serialized == #"[{"a":[],"b":{"c":false,"d":true}}]"#)
     }
 
-    @Test("control characters are escaped; other text is written as is")
+    @Test("control characters (DEL too) are escaped; other text is written as is")
     func escapesControlCharacters() {
         let value = JSONValue.string("quote\" backslash\\ nl\n cr\r tab\t nul\u{0} bs\u{08} ff\u{0C} us\u{1F} del\u{7F} é 😀 /")
-        #expect(value.serialized == #""quote\" backslash\\ nl\n cr\r tab\t nul\u0000 bs\u0008 ff\u000c us\u001f del"# + "\u{7F} é 😀 /\"")
+        #expect(value.serialized == #""quote\" backslash\\ nl\n cr\r tab\t nul\u0000 bs\u0008 ff\u000c us\u001f del\u007f é 😀 /""#)
+    }
+
+    @Test("C1 controls, line separators and bidi controls are escaped, so JSON on a terminal cannot draw on it")
+    func escapesTerminalControls() throws {
+        let value = JSONValue.string("csi\u{9B}2J nel\u{85} ls\u{2028} ps\u{2029} rlo\u{202E} lri\u{2066} rlm\u{200F} alm\u{61C} zwj👨\u{200D}👩")
+        let text = value.serialized
+        #expect(text == #""csi\u009b2J nel\u0085 ls\u2028 ps\u2029 rlo\u202e lri\u2066 rlm\u200f alm\u061c zwj"# + "👨\u{200D}👩\"")
+        #expect(try JSONValue(parsing: text) == value)
+        #expect(try JSONValue(parsing: value.prettySerialized) == value)
     }
 
     @Test("every control character survives serialize then parse")

@@ -29,41 +29,6 @@ final class TrustOnHostsTests: LabTestCase {
 
     // MARK: Pairing
 
-    /// A `handoff pair` run in the background, its answers fed through a FIFO.
-    struct PairRun {
-        let host: String
-        let input: String
-        let output: String
-    }
-
-    func startPair(on host: String, _ args: [String]) throws -> PairRun {
-        let dir = try lab.path(host)
-        let tag = UUID().uuidString.prefix(6)
-        let input = "\(dir)/pair-\(tag).in"
-        let output = "\(dir)/pair-\(tag).out"
-        XCTAssertEqual(mkfifo(input, 0o600), 0)
-        // 0<> opens the FIFO read-write, so the CLI starts without waiting for a writer.
-        let command = ([lab.handoffCLI, "pair"] + args).map { "'\($0)'" }.joined(separator: " ")
-        _ = try lab.exec(host, ["sh", "-c", "\(command) 0<> '\(input)' > '\(output)' 2>&1 & echo $! > '\(output).pid'"])
-        return PairRun(host: host, input: input, output: output)
-    }
-
-    func text(_ run: PairRun) -> String { (try? String(contentsOfFile: run.output, encoding: .utf8)) ?? "" }
-
-    func code(_ run: PairRun) throws -> String {
-        try lab.waitUntil("a code from \(run.host)", timeout: 10) { text(run).contains("code: ") }
-        let line = text(run).split(separator: "\n").first { $0.hasPrefix("code: ") }!
-        return String(line.dropFirst("code: ".count))
-    }
-
-    func answer(_ run: PairRun, _ reply: String) throws {
-        try lab.exec(run.host, ["sh", "-c", "echo \(reply) > '\(run.input)'"])
-    }
-
-    func finished(_ run: PairRun, containing expected: String) throws {
-        try lab.waitUntil("\(run.host)'s pair to finish", timeout: 10) { text(run).contains(expected) }
-    }
-
     /// Pairs h1 (initiating) with h3 (accepting); each side answers `answers.0` / `answers.1`.
     func pairH1WithH3(answers: (String, String)) throws -> (PairRun, PairRun, String) {
         let accept = try startPair(on: "h3", ["--accept"])

@@ -72,6 +72,9 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var maxConnectionsPerDevice: Int = 64
         /// `security.pairingTimeout`: seconds `handoff pair` and `handoff pair --accept` wait.
         public var pairingTimeout: Duration = .seconds(120)
+        /// `security.urlSchemes`: the schemes of a peer's web page URL that `urlOpener` may open
+        /// (``PeerURLPolicy``); never `file`.
+        public var urlSchemes: [String] = PeerURLPolicy.defaultWebpageSchemes
     }
 
     /// `name`: the agent's name, shown to paired peers (default: the host name). The DNS-SD
@@ -151,6 +154,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         stateDirectory = reader.string(forKey: "stateDirectory", default: stateDirectory)
         security.handshakeTimeout = try Self.seconds(reader, "security.handshakeTimeout", default: security.handshakeTimeout)
         security.pairingTimeout = try Self.seconds(reader, "security.pairingTimeout", default: security.pairingTimeout)
+        security.urlSchemes = reader.stringArray(forKey: "security.urlSchemes", default: security.urlSchemes)
         security.maxUnauthenticatedConnections = reader.int(forKey: "security.maxUnauthenticatedConnections", default: security.maxUnauthenticatedConnections)
         security.maxUnauthenticatedPerAddress = reader.int(forKey: "security.maxUnauthenticatedPerAddress", default: security.maxUnauthenticatedPerAddress)
         security.connectionsPerSecondPerAddress = reader.int(forKey: "security.connectionsPerSecondPerAddress", default: security.connectionsPerSecondPerAddress)
@@ -222,6 +226,9 @@ public struct AgentConfiguration: Sendable, Equatable {
             throw ConfigurationError(key: "liveness.timeout", "must be longer than liveness.interval (\(liveness.interval)), so that a peer has a ping to answer; got \(liveness.timeout)")
         }
         guard inboxDirectory.hasPrefix("/") else { throw ConfigurationError(key: "inboxDirectory", "must be an absolute path") }
+        for (index, scheme) in security.urlSchemes.enumerated() {
+            if let problem = PeerURLPolicy.problem(withScheme: scheme) { throw ConfigurationError(key: "security.urlSchemes[\(index)]", problem) }
+        }
         guard !urlOpener.isEmpty, !urlOpener[0].isEmpty else { throw ConfigurationError(key: "urlOpener", "must name a program, e.g. [\"xdg-open\"]") }
         let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
         guard levels.contains(logLevel) else { throw ConfigurationError(key: "logLevel", "must be one of \(levels.joined(separator: ", "))") }

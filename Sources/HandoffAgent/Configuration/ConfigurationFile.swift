@@ -39,6 +39,7 @@ public enum ConfigurationFile {
         "faults.advertiseGoneData": .bool, "limits.streamIdleTimeout": .seconds, "stateDirectory": .string,
         "security.handshakeTimeout": .seconds, "security.pairingTimeout": .seconds, "security.maxUnauthenticatedConnections": .int,
         "security.maxUnauthenticatedPerAddress": .int, "security.connectionsPerSecondPerAddress": .int, "security.maxConnectionsPerDevice": .int,
+        "security.urlSchemes": .stringArray,
         "liveness.interval": .seconds, "liveness.timeout": .seconds,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]

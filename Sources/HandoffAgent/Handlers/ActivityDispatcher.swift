@@ -14,6 +14,8 @@ public struct ActivityDispatcher: Sendable {
 
     public var handlers: [AgentConfiguration.Handler]
     public var urlOpener: [String]
+    /// Which web page URLs the opener may be given.
+    public var urlPolicy: PeerURLPolicy
     public var timeout: Duration
     public var runner: CommandRunner
     public var logger: Logger
@@ -21,6 +23,7 @@ public struct ActivityDispatcher: Sendable {
     public init(configuration: AgentConfiguration, runner: CommandRunner = .init(), logger: Logger) {
         self.handlers = configuration.handlers
         self.urlOpener = configuration.urlOpener
+        self.urlPolicy = PeerURLPolicy(webpageSchemes: configuration.security.urlSchemes)
         self.timeout = configuration.limits.handlerTimeout
         self.runner = runner
         self.logger = logger
@@ -61,10 +64,18 @@ public struct ActivityDispatcher: Sendable {
             tried.append("handler \(handler.command.joined(separator: " ")) \(outcome.description)")
         }
         if let url = activity.webpageURL {
-            let command = urlOpener + [url.absoluteString]
-            let outcome = await runner.run(command, input: [], environment: environment, timeout: timeout)
-            if outcome.succeeded { return .success(Delivery(by: "urlOpener", command: command)) }
-            tried.append("urlOpener \(urlOpener.joined(separator: " ")) \(outcome.description)")
+            switch urlPolicy.webpageArgument(url) {
+            case .failure(let refused):
+                logger.info("web page URL not opened", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.url": "\(url.absoluteString)"])
+                // A refused URL is not "nothing to do": the person hears why.
+                if tried.isEmpty { return .failure(refused) }
+                tried.append(refused.message)
+            case .success(let argument):
+                let command = urlOpener + [argument]
+                let outcome = await runner.run(command, input: [], environment: environment, timeout: timeout)
+                if outcome.succeeded { return .success(Delivery(by: "urlOpener", command: command)) }
+                tried.append("urlOpener \(urlOpener.joined(separator: " ")) \(outcome.description)")
+            }
         }
         if tried.isEmpty {
             return .failure(.handoffFailed(

@@ -150,11 +150,14 @@ enum OpenURLTransfer {
         -> Result<Bool, HandoffError> where I.Element == Frame
     {
         let configuration = agent.configuration
+        // A peer never hands an app a file: URL (it would name a file on this host), before any
+        // app is started for it.
+        if let url = request.url, let problem = PeerURLPolicy.openProblem(url) { return .failure(problem) }
         guard await agent.isAppConnected(bundleID: request.bundleID) else {
             return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
         }
         guard let name = request.fileName else {
-            return await agent.deliverOpen(url: request.url!, request: request, peer: peer)
+            return await agent.deliverOpen(url: request.url!, inboxFile: false, request: request, peer: peer)
         }
         guard request.fileSize <= configuration.limits.maxOpenFileBytes else {
             return .failure(.userInfoTooLarge(
@@ -190,7 +193,7 @@ enum OpenURLTransfer {
             unlink(path)
             return .failure(.handoffFailed("the file transfer from \(peer) ended after \(written) of \(request.fileSize) bytes; nothing was kept"))
         }
-        let outcome = await agent.deliverOpen(url: URL(fileURLWithPath: path), request: request, peer: peer)
+        let outcome = await agent.deliverOpen(url: URL(fileURLWithPath: path), inboxFile: true, request: request, peer: peer)
         if case .failure = outcome { unlink(path) }
         return outcome
     }

@@ -48,39 +48,77 @@ enum PairingSession {
     private static func initiate(_ connection: ChannelFrameConnection, target: String, link: ControlLink, agent: Agent) async -> Result<JSONValue, HandoffError> {
         guard let remote = connection.peerIdentity?.deviceID else { return .failure(.handoffFailed("\(target) presented no certificate")) }
         guard remote != agent.deviceID else { return .failure(.handoffFailed("\(target) is this device; pair with another one")) }
+        let channel = Channel(send: { try await connection.send($0) }, receive: { try await receive(connection, target) })
         var initiator = PairingInitiator(local: agent.deviceID, remote: remote)
-        do {
-            try await connection.send([
+        return await run(target: target, agent: agent) {
+            try await channel.send([
                 PeerMessage.hello(agent.hello).frame,
                 PeerMessage.pairing(.request(name: agent.configuration.name, commitment: initiator.commitment)).frame,
             ])
-            guard case .hello = try await receive(connection, target) else { return .failure(.handoffFailed("\(target) did not answer the handshake")) }
-            guard case .pairing(.nonce(let name, let nonce)) = try await receive(connection, target) else {
+            guard case .hello = try await channel.receive() else { return .failure(.handoffFailed("\(target) did not answer the handshake")) }
+            guard case .pairing(.nonce(let name, let nonce)) = try await channel.receive() else {
                 return .failure(.handoffFailed("\(target) broke off pairing"))
             }
             let (reveal, code) = try initiator.receivedResponderNonce(nonce)
-            try await connection.send([PeerMessage.pairing(.reveal(nonce: reveal)).frame])
-            let accepted = await agent.confirmPairingCode(code, with: name, deviceID: remote, link: link)
-            let key = await agent.trust.ownAdvertisingKey.bytes
-            try await connection.send([PeerMessage.pairing(.confirm(accepted: accepted, advertisingKey: accepted ? key : nil)).frame])
-            guard accepted else { return .failure(.handoffFailed("pairing with \(name) was refused here; nothing was stored")) }
-            guard case .pairing(.confirm(let theirs, let theirKey)) = try await receive(connection, target) else {
-                return .failure(.handoffFailed("\(name) broke off pairing; nothing was stored"))
-            }
-            guard theirs, let theirKey else { return .failure(.handoffFailed("\(name) refused the pairing; nothing was stored")) }
-            return .success(try await agent.completePairing(with: remote, name: name, key: theirKey))
-        } catch let error as HandoffError {
+            try await channel.send([PeerMessage.pairing(.reveal(nonce: reveal)).frame])
+            return try await confirmAndExchangeKeys(code: code, name: name, remote: remote, channel: channel, link: link, agent: agent)
+        }
+    }
+
+    /// How a pairing exchange talks to the other device: the initiator's client connection or
+    /// the responder's server session, behind the same two calls.
+    struct Channel {
+        var send: ([Frame]) async throws -> Void
+        /// The next message; an error frame is thrown as a ``HandoffError``.
+        var receive: () async throws -> PeerMessage
+    }
+
+    /// Runs one side's exchange, turning what it throws into the error the user sees.
+    private static func run(target: String, agent: Agent,
+                            _ body: () async throws -> Result<JSONValue, HandoffError>) async -> Result<JSONValue, HandoffError> {
+        do { return try await body() } catch let error as HandoffError {
             return .failure(error)
         } catch let error as PairingError {
-            return .failure(.handoffFailed("pairing with \(target) stopped: \(error.message)"))
+            return .failure(.handoffFailed("pairing with \(target) stopped: \(error.message); nothing was stored"))
         } catch {
-            return .failure(.handoffFailed("pairing with \(target) failed: \(error)"))
+            return .failure(.handoffFailed("pairing with \(target) failed: \(error); nothing was stored"))
+        }
+    }
+
+    /// The end both sides share: the local user confirms the code, each side learns the other's
+    /// answer, and only when both said yes are the advertising keys exchanged. A pairing that
+    /// fails once this side's key was sent rotates the key, so a device that was never stored
+    /// cannot read this one's advertisements.
+    private static func confirmAndExchangeKeys(code: String, name: String, remote: DeviceID, channel: Channel,
+                                               link: ControlLink, agent: Agent) async throws -> Result<JSONValue, HandoffError> {
+        let shown = UntrustedText.escaped(name)
+        let accepted = await agent.confirmPairingCode(code, with: name, deviceID: remote, link: link)
+        try await channel.send([PeerMessage.pairing(.confirm(accepted: accepted)).frame])
+        guard accepted else { return .failure(.handoffFailed("pairing with \(shown) was refused here; nothing was stored")) }
+        guard case .pairing(.confirm(let theirs)) = try await channel.receive() else {
+            return .failure(.handoffFailed("\(shown) broke off pairing; nothing was stored"))
+        }
+        guard theirs else { return .failure(.handoffFailed("\(shown) refused the pairing; nothing was stored")) }
+        // Both confirmed: from here, this device's key is out.
+        do {
+            try await channel.send([PeerMessage.keys(advertisingKey: await agent.trust.ownAdvertisingKey.bytes).frame])
+            guard case .keys(let theirKey) = try await channel.receive() else {
+                throw HandoffError.handoffFailed("\(shown) broke off pairing before sending its advertising key; nothing was stored")
+            }
+            return .success(try await agent.completePairing(with: remote, name: name, key: theirKey))
+        } catch {
+            await agent.rotateAdvertisingKey(because: "a pairing failed after this device's advertising key was sent")
+            throw error
         }
     }
 
     /// The next message; an error frame becomes a ``HandoffError``, the end of the connection too.
     private static func receive(_ connection: ChannelFrameConnection, _ target: String) async throws -> PeerMessage {
         guard let frame = try await connection.receive() else { throw HandoffError.handoffFailed("\(target) closed the connection during pairing; nothing was stored") }
+        return try message(frame)
+    }
+
+    private static func message(_ frame: Frame) throws -> PeerMessage {
         let message = try PeerMessage(frame: frame)
         if case .error(let code, let text) = message { throw HandoffError(HandoffError.Code(rawValue: code), text) }
         return message
@@ -100,37 +138,25 @@ enum PairingSession {
         }
         // The exchange waits for people from here: the handshake deadline no longer applies.
         connection.gate?.authenticate()
-        let result: Result<JSONValue, HandoffError>
-        do {
-            result = try await respond(name: name, commitment: commitment, remote: remote, inbound: &inbound, outbound: outbound,
-                                       link: window.link, agent: agent)
-        } catch let error as PairingError {
-            result = .failure(.handoffFailed("pairing with \(name) stopped: \(error.message)"))
-        } catch {
-            result = .failure(.handoffFailed("pairing with \(name) failed: \(error)"))
+        // The person at this device sees who asks, by the ID its certificate proves, before any code.
+        await agent.tell(window.link, event: "pairRequest", ["peer": .string(name), "deviceID": .string(remote.description)])
+        var iterator = inbound
+        let channel = Channel(send: { try await outbound.write(contentsOf: $0) }, receive: {
+            guard let frame = try await iterator.next() else {
+                throw HandoffError.handoffFailed("\(UntrustedText.escaped(name)) closed the connection during pairing; nothing was stored")
+            }
+            return try message(frame)
+        })
+        let result = await run(target: UntrustedText.escaped(name), agent: agent) {
+            var responder = PairingResponder(local: agent.deviceID, remote: remote)
+            let nonce = try responder.receivedCommitment(commitment)
+            try await channel.send([PeerMessage.pairing(.nonce(name: agent.configuration.name, nonce: nonce)).frame])
+            guard case .pairing(.reveal(let revealed)) = try await channel.receive() else {
+                return .failure(.handoffFailed("\(UntrustedText.escaped(name)) broke off pairing; nothing was stored"))
+            }
+            let code = try responder.receivedReveal(revealed)
+            return try await confirmAndExchangeKeys(code: code, name: name, remote: remote, channel: channel, link: window.link, agent: agent)
         }
         await agent.closePairingWindow(window.id, result)
-    }
-
-    private static func respond<I: AsyncIteratorProtocol>(name: String, commitment: [UInt8], remote: DeviceID, inbound: inout I,
-                                                          outbound: NIOAsyncChannelOutboundWriter<Frame>, link: ControlLink,
-                                                          agent: Agent) async throws -> Result<JSONValue, HandoffError>
-    where I.Element == Frame {
-        var responder = PairingResponder(local: agent.deviceID, remote: remote)
-        let nonce = try responder.receivedCommitment(commitment)
-        try await outbound.write(PeerMessage.pairing(.nonce(name: agent.configuration.name, nonce: nonce)).frame)
-        guard let frame = try await inbound.next(), case .pairing(.reveal(let revealed)) = try PeerMessage(frame: frame) else {
-            return .failure(.handoffFailed("\(name) broke off pairing; nothing was stored"))
-        }
-        let code = try responder.receivedReveal(revealed)
-        let accepted = await agent.confirmPairingCode(code, with: name, deviceID: remote, link: link)
-        let key = await agent.trust.ownAdvertisingKey.bytes
-        try await outbound.write(PeerMessage.pairing(.confirm(accepted: accepted, advertisingKey: accepted ? key : nil)).frame)
-        guard accepted else { return .failure(.handoffFailed("pairing with \(name) was refused here; nothing was stored")) }
-        guard let answer = try await inbound.next(), case .pairing(.confirm(let theirs, let theirKey)) = try PeerMessage(frame: answer) else {
-            return .failure(.handoffFailed("\(name) broke off pairing; nothing was stored"))
-        }
-        guard theirs, let theirKey else { return .failure(.handoffFailed("\(name) refused the pairing; nothing was stored")) }
-        do { return .success(try await agent.completePairing(with: remote, name: name, key: theirKey)) } catch { return .failure(error) }
     }
 }

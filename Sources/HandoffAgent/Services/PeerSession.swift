@@ -29,6 +29,9 @@ public enum PeerSession {
         let peerID = connection.peerIdentity?.deviceID
         var paired = false
         if let peerID { paired = await agent.isPaired(peerID) }
+        // What apps and logs are told: the name this host stored when pairing, never the name
+        // the peer gives itself in hello.
+        let trustedName = await agent.trustedName(of: peerID)
         var machine = SourceSessionStateMachine(hello: paired ? agent.hello : PeerHello(agentID: "-", name: "-"))
         var next: Frame? = first
         while let frame = next {
@@ -45,7 +48,7 @@ public enum PeerSession {
             } else if frame.kind == .hello {
                 connection.gate?.authenticate()
             }
-            let peerName = machine.peer?.name ?? remote
+            let peerName = trustedName ?? remote
             switch machine.received(frame) {
             case .send(let frames):
                 try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer

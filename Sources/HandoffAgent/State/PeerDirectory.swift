@@ -9,6 +9,13 @@ import Foundation
 
 /// A peer agent as discovery last saw it.
 public struct PeerRecord: Sendable, Hashable {
+    /// This record under another name (the one stored for its device, when there is one).
+    public func named(_ other: String?) -> PeerRecord {
+        var renamed = self
+        if let other { renamed.name = other }
+        return renamed
+    }
+
     /// The peer's agent name, from its advertisement (its instance name when it gave none).
     public var name: String
     /// The DNS-SD instance name (opaque when the advertisement is sealed).

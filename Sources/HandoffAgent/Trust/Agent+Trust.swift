@@ -52,8 +52,12 @@ extension Agent {
     /// Whether a device is paired with this one.
     public func isPaired(_ id: DeviceID) -> Bool { trust.isPaired(id) }
 
+    /// The name this host stored for a paired device (given at pairing or with `trust add`), or
+    /// nil for an unknown or unpaired device.
+    public func trustedName(of id: DeviceID?) -> String? { id.flatMap { trust.device($0)?.name } }
+
     /// Saves a changed trust store, then makes it current; on failure nothing changes.
-    private func commit(_ next: TrustStore) throws(HandoffError) {
+    func commit(_ next: TrustStore) throws(HandoffError) {
         if let directory = security.stateDirectory {
             do { try next.save(directory: directory) } catch {
                 throw .handoffFailed("cannot save the paired devices in \(directory): \(error). Nothing was changed.")
@@ -193,6 +197,12 @@ extension Agent {
     /// an address `HOST:PORT`.
     func pairingEndpoint(_ target: String) -> Result<PeerEndpoint, HandoffError> {
         let open = unreadable.values.filter { $0.pairingName?.lowercased() == target.lowercased() }
+        if open.count > 1 {
+            // Anyone on the LAN can advertise a name: with two claimants, guessing could pick the wrong one.
+            let addresses = open.map(\.endpoint.description).sorted().joined(separator: ", ")
+            return .failure(.handoffFailed(
+                "\(open.count) devices claim the name \(target) (\(addresses)); pair by address instead: `handoff pair HOST:PORT`, with the address the device shows in `handoff status`"))
+        }
         if let entry = open.first { return .success(entry.endpoint) }
         if let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port) {
             let host = String(target[..<colon].filter { $0 != "[" && $0 != "]" })

@@ -11,6 +11,10 @@ public struct AppIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(bundleID) (team \(teamID))" }
+
+    /// Whether `text` is a reverse-DNS bundle ID, such as `com.example.notes` (the syntax of an
+    /// activity type).
+    public static func isValidBundleID(_ text: String) -> Bool { ActivityType(rawValue: text) != nil }
 }
 
 /// What an app declares to its agent: its identity and the activity types it continues (the

@@ -58,18 +58,27 @@ extension JSONValue {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// A JSON string literal: `"` and `\` escaped, control characters as `\n`, `\r`, `\t` or
-    /// `\u00XX`; every other byte of the UTF-8 as it is (multi-byte sequences are all ≥ 0x80).
+    /// `\u00XX`; DEL, C1 controls, the line and paragraph separators and the bidi controls
+    /// (``UntrustedText/mustEscape(_:)``) as `\uXXXX`, so that JSON printed on a terminal cannot
+    /// draw on it; every other character as its UTF-8.
     private static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += #"\""#.utf8
-            case UInt8(ascii: "\\"): out += #"\\"#.utf8
-            case UInt8(ascii: "\n"): out += #"\n"#.utf8
-            case UInt8(ascii: "\r"): out += #"\r"#.utf8
-            case UInt8(ascii: "\t"): out += #"\t"#.utf8
-            case 0..<0x20: out += #"\u00"#.utf8 + [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
-            default: out.append(byte)
+        for scalar in s.unicodeScalars {
+            let value = scalar.value
+            switch value {
+            case 0x22: out += #"\""#.utf8
+            case 0x5C: out += #"\\"#.utf8
+            case 0x0A: out += #"\n"#.utf8
+            case 0x0D: out += #"\r"#.utf8
+            case 0x09: out += #"\t"#.utf8
+            case 0x20..<0x7F: out.append(UInt8(value))
+            default:
+                if UntrustedText.mustEscape(scalar) {
+                    out += #"\u"#.utf8
+                    for shift in stride(from: 12, through: 0, by: -4) { out.append(hexDigits[Int((value >> UInt32(shift)) & 0xF)]) }
+                } else {
+                    out += UTF8.encode(scalar)!
+                }
             }
         }
         out.append(UInt8(ascii: "\""))

@@ -89,8 +89,10 @@ public enum PairingStep: Sendable, Hashable {
     case nonce(name: String, nonce: [UInt8])
     /// Initiator: the nonce it committed to.
     case reveal(nonce: [UInt8])
-    /// Either side: whether its user confirmed the code; when confirmed, its advertising key.
-    case confirm(accepted: Bool, advertisingKey: [UInt8]?)
+    /// Either side: whether its user confirmed the code. The advertising keys follow as
+    /// ``PeerMessage/keys(advertisingKey:)`` only once both sides have confirmed, so a side that
+    /// refuses, or breaks off, learns no key.
+    case confirm(accepted: Bool)
 }
 
 /// A message between two agents: the decoded form of one frame.
@@ -177,10 +179,8 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .pairNonce, payload: PropertyListBinaryCoding.encode(["name": .string(name), "nonce": .data(Data(nonce))]))
         case .pairing(.reveal(let nonce)):
             return Frame(kind: .pairReveal, payload: PropertyListBinaryCoding.encode(["nonce": .data(Data(nonce))]))
-        case .pairing(.confirm(let accepted, let key)):
-            var fields: [String: PropertyListValue] = ["accepted": .bool(accepted)]
-            if let key { fields["advertisingKey"] = .data(Data(key)) }
-            return Frame(kind: .pairConfirm, payload: PropertyListBinaryCoding.encode(fields))
+        case .pairing(.confirm(let accepted)):
+            return Frame(kind: .pairConfirm, payload: PropertyListBinaryCoding.encode(["accepted": .bool(accepted)]))
         case .keys(let key):
             return Frame(kind: .keys, payload: PropertyListBinaryCoding.encode(["advertisingKey": .data(Data(key))]))
         case .ping(let sequence):
@@ -263,12 +263,9 @@ public enum PeerMessage: Sendable, Hashable {
             self = .pairing(.reveal(nonce: Array(nonce)))
         case .pairConfirm:
             guard case .bool(let accepted)? = fields["accepted"] else { throw malformed("missing accepted") }
-            var key: [UInt8]?
-            if case .data(let bytes)? = fields["advertisingKey"] {
-                guard bytes.count == 32 else { throw malformed("advertisingKey must be 32 bytes") }
-                key = Array(bytes)
-            }
-            self = .pairing(.confirm(accepted: accepted, advertisingKey: accepted ? key : nil))
+            // A key here is refused: keys travel only after both sides confirmed.
+            guard fields["advertisingKey"] == nil else { throw malformed("advertisingKey belongs in a keys frame after both sides confirmed") }
+            self = .pairing(.confirm(accepted: accepted))
         case .keys:
             guard case .data(let key)? = fields["advertisingKey"], key.count == 32 else { throw malformed("advertisingKey must be 32 bytes") }
             self = .keys(advertisingKey: Array(key))
