@@ -76,6 +76,19 @@ struct OpenURLTests {
         }
     }
 
+    @Test("a peer cannot hand an app a file: URL (of any spelling) or a URL without a scheme; the app is not called",
+          arguments: ["file:///etc/passwd", "FILE:///home/victim/.ssh/id_ed25519", "file://localhost/etc/shadow", "File:/etc/hosts"])
+    func fileURLRefused(_ text: String) async throws {
+        try await withHosts { sender, _, _, viewer in
+            let request = OpenRequest(bundleID: Self.manifest.identity.bundleID, url: URL(string: text)!)
+            let result = await sender.agent.open(request, file: [], onPeer: "receiver")
+            guard case .failure(let error) = result else { Issue.record("\(text) was delivered: \(result)"); return }
+            #expect(error.code == .userActivityHandoffFailed)
+            #expect(error.message.contains("file URLs are not accepted"), "\(error.message)")
+            #expect(viewer.log.all.isEmpty)
+        }
+    }
+
     @Test("a file over limits.maxOpenFileBytes is refused with 4611 and nothing is written")
     func tooLarge() async throws {
         try await withHosts { sender, _, inbox, viewer in
