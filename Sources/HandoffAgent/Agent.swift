@@ -69,6 +69,8 @@ public actor Agent {
     private var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
     /// Apps the agent may start (config `appsDirectory`).
     private let launchable: [LaunchableApp]
+    /// Single-flight, per-device rate-limited app launches.
+    private var launchGate = LaunchGate<ContinuousClock.Instant>()
     /// Callers waiting for an app to register, by bundle ID.
     private var registrationWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Events waiting for an app's reply, by reply ID, with the connection they went to.
@@ -274,8 +276,23 @@ public actor Agent {
     }
 
     /// Starts an app from its manifest and waits until it registers (at most limits.handlerTimeout).
-    func launch(_ app: LaunchableApp) async {
+    /// One launch per app at a time (``LaunchGate``): a request while it starts waits for it; a
+    /// peer device (`device`) that has caused too many launches lately gets none.
+    func launch(_ app: LaunchableApp, forDevice device: DeviceID? = nil) async {
         let bundleID = app.manifest.identity.bundleID
+        switch launchGate.request(bundleID, forDevice: device?.description, now: .now) {
+        case .join:
+            await waitForRegistration(of: bundleID)
+            return
+        case .refuse(let retryAfter):
+            logger.info("not launching an app: the device asked for too many launches", metadata: [
+                "handoff.app": "\(bundleID)", "handoff.device": "\(device?.shortID ?? "-")", "handoff.retryAfter": "\(retryAfter)",
+            ])
+            return
+        case .launch:
+            break
+        }
+        defer { launchGate.finished(bundleID) }
         var environment = ProcessInfo.processInfo.environment
         environment["HANDOFF_SOCKET"] = configuration.socketPath
         let handle: ChildProcess.Handle
@@ -287,6 +304,12 @@ public actor Agent {
         }
         logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(handle.pid)"])
         ChildProcess.runBlocking { _ = ChildProcess.wait(handle) }  // reap it when it exits
+        await waitForRegistration(of: bundleID)
+    }
+
+    /// Waits until an app with this bundle ID registers, at most limits.handlerTimeout.
+    private func waitForRegistration(of bundleID: String) async {
+        if apps.values.contains(where: { $0.manifest.identity.bundleID == bundleID }) { return }
         await waitForAnswer(timeout: configuration.limits.handlerTimeout) { (continuation: CheckedContinuation<Void, Never>) in
             registrationWaiters[bundleID, default: []].append(continuation)
         } expire: {
@@ -350,10 +373,10 @@ public actor Agent {
 
     /// Whether an app with this bundle ID is connected; one that has a manifest in
     /// `appsDirectory` is started first.
-    public func isAppConnected(bundleID: String) async -> Bool {
+    public func isAppConnected(bundleID: String, forDevice device: DeviceID? = nil) async -> Bool {
         if apps.values.contains(where: { $0.manifest.identity.bundleID == bundleID }) { return true }
         guard let candidate = launchable.first(where: { $0.manifest.identity.bundleID == bundleID }) else { return false }
-        await launch(candidate)
+        await launch(candidate, forDevice: device)
         return apps.values.contains { $0.manifest.identity.bundleID == bundleID }
     }
 
@@ -402,6 +425,11 @@ public actor Agent {
         }
         guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else {
             return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
+        }
+        // The peer chooses the stream ID: one already waiting is refused, never overwritten (the
+        // first request's session would wait for ever).
+        guard pendingStreams[request.streamID] == nil else {
+            return .failure(.handoffFailed("stream \(request.streamID) is already being opened; use a new stream ID for each stream pair"))
         }
         let timeout = configuration.limits.fetchTimeout
         let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Bool, Never>) in
@@ -585,6 +613,12 @@ public actor Agent {
         case .success(let value): fetched = value
         }
         let activity = fetched.activity
+        // What arrives must be what was advertised: `handoff list` showed this type, and its
+        // handler or app is the one that runs.
+        guard activity.activityType == offered.activityType else {
+            return .failure(.handoffFailed(
+                "the activity from \(peer.name) is of type \(UntrustedText.escaped(activity.activityType.rawValue)), not the \(offered.activityType) it advertised; it was not delivered"))
+        }
         guard activity.isOffered(at: Date()) else {
             return .failure(.handoffFailed("activity \(activity.activityType) from \(peer.name) expired before it could be continued"))
         }

@@ -1,5 +1,6 @@
 import HandoffCore
 import HandoffTransport
+import HandoffTrust
 import NIOCore
 
 #if canImport(Glibc)
@@ -127,9 +128,9 @@ enum OpenURLTransfer {
     /// Receives an `open` on a peer connection (the file's frames follow on `inbound`) and answers
     /// with `opened` or `error`.
     static func receive<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
-                                                  peer: String, agent: Agent) async throws where I.Element == Frame {
+                                                  peer: String, device: DeviceID?, agent: Agent) async throws where I.Element == Frame {
         var fileRead = false
-        let result = await receiveAndDeliver(request, inbound: &inbound, fileRead: &fileRead, peer: peer, agent: agent)
+        let result = await receiveAndDeliver(request, inbound: &inbound, fileRead: &fileRead, peer: peer, device: device, agent: agent)
         switch result {
         case .success(let handled): try await outbound.write(PeerMessage.opened(handled: handled).frame)
         case .failure(let error): try await outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
@@ -146,14 +147,14 @@ enum OpenURLTransfer {
     }
 
     private static func receiveAndDeliver<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, fileRead: inout Bool,
-                                                                    peer: String, agent: Agent) async
+                                                                    peer: String, device: DeviceID?, agent: Agent) async
         -> Result<Bool, HandoffError> where I.Element == Frame
     {
         let configuration = agent.configuration
         // A peer never hands an app a file: URL (it would name a file on this host), before any
         // app is started for it.
         if let url = request.url, let problem = PeerURLPolicy.openProblem(url) { return .failure(problem) }
-        guard await agent.isAppConnected(bundleID: request.bundleID) else {
+        guard await agent.isAppConnected(bundleID: request.bundleID, forDevice: device) else {
             return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
         }
         guard let name = request.fileName else {
@@ -194,7 +195,9 @@ enum OpenURLTransfer {
             return .failure(.handoffFailed("the file transfer from \(peer) ended after \(written) of \(request.fileSize) bytes; nothing was kept"))
         }
         let outcome = await agent.deliverOpen(url: URL(fileURLWithPath: path), inboxFile: true, request: request, peer: peer)
-        if case .failure = outcome { unlink(path) }
+        // A file the app did not take (declined, failed, no answer) is not kept: only what an
+        // app handled stays in its Inbox.
+        if case .success(true) = outcome {} else { unlink(path) }
         return outcome
     }
 

@@ -47,6 +47,15 @@ public enum PeerSession {
                 }
             } else if frame.kind == .hello {
                 connection.gate?.authenticate()
+            } else if let peerID, await !agent.isPaired(peerID) {
+                // Unpaired while this connection was open: frames it had already buffered (open,
+                // streamOpen, continued, keys) are not acted on. Fetches answer with an error below.
+                if frame.kind != .fetch {
+                    logger.info("dropped a frame from a device no longer paired", metadata: [
+                        "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
+                    ])
+                    return
+                }
             }
             let peerName = trustedName ?? remote
             switch machine.received(frame) {
@@ -101,7 +110,7 @@ public enum PeerSession {
                 await agent.activityWasContinued(request, by: peerName)
             case .receiveOpen(let request):
                 try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
-                                                  peer: peerName, agent: agent)
+                                                  peer: peerName, device: peerID, agent: agent)
                 return
             case .openStreams(let request):
                 let relay = agent.streamRelays.make()

@@ -102,6 +102,9 @@ public enum PropertyListBinaryCoding {
     }
 
     struct Reader {
+        /// The most elements a container reserves room for before they arrive.
+        static let maximumReservation = 64
+
         let bytes: [UInt8]
         var index = 0
 
@@ -187,14 +190,17 @@ public enum PropertyListBinaryCoding {
                 try checkDepth(depth, at: tagOffset)
                 let count = try readCount(minimumElementSize: 1)
                 var elements: [PropertyListValue] = []
-                elements.reserveCapacity(count)
+                // Reserved for at most 64 up front: with a count bounded only by the bytes left,
+                // 64 nested containers would each reserve about that much (megabytes from one
+                // small frame). Larger containers grow as their elements arrive.
+                elements.reserveCapacity(min(count, Self.maximumReservation))
                 for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
                 return .array(elements)
             case .dictionary:
                 try checkDepth(depth, at: tagOffset)
                 let count = try readCount(minimumElementSize: 5)
                 var members: [String: PropertyListValue] = [:]
-                members.reserveCapacity(count)
+                members.reserveCapacity(min(count, Self.maximumReservation))
                 for _ in 0..<count {
                     let keyOffset = index
                     let key = try readString()
