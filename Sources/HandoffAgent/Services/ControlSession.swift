@@ -22,11 +22,10 @@ import Foundation
 public enum ControlSession {
     ///
     /// Only processes of the agent's own user may use it: the socket is mode 0600 in a private
-    /// directory, and the agent checks the connecting process's uid (SO_PEERCRED) as well.
+    /// directory, and the agent checks the connecting process's uid (SO_PEERCRED) as well. A
+    /// process whose uid cannot be learnt is refused too (the check fails closed).
     public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
-        if let uid = connection.peerUID, uid != getuid() {
-            let error = HandoffError.connectionUnavailable(
-                "this agent belongs to uid \(getuid()) and refuses processes of uid \(uid); run your own handoffd (each user has one)")
+        if let error = refusal(peerUID: connection.peerUID) {
             try await connection.outbound.write(Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(.failure(error)).serializedBytes))
             return
         }
@@ -50,6 +49,14 @@ public enum ControlSession {
             throw error
         }
         await agent.controlConnectionClosed(link)
+    }
+
+    /// Why a connecting process is refused (nil: it is of the agent's own uid). An unknown uid
+    /// (`SO_PEERCRED` failed or is not supported) is refused: the check fails closed.
+    static func refusal(peerUID: UInt32?, ownUID: UInt32 = getuid()) -> HandoffError? {
+        guard peerUID != ownUID else { return nil }
+        let who = peerUID.map { "processes of uid \($0)" } ?? "processes whose uid cannot be learnt (SO_PEERCRED failed)"
+        return .connectionUnavailable("this agent belongs to uid \(ownUID) and refuses \(who); run your own handoffd (each user has one)")
     }
 
     /// Runs one request and sends its response (with its `requestID`).
