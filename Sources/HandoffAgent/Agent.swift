@@ -276,8 +276,7 @@ public actor Agent {
     /// Starts an app from its manifest and waits until it registers (at most limits.handlerTimeout).
     func launch(_ app: LaunchableApp) async {
         let bundleID = app.manifest.identity.bundleID
-        var environment = ProcessInfo.processInfo.environment
-        environment["HANDOFF_SOCKET"] = configuration.socketPath
+        let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
         let handle: ChildProcess.Handle
         do {
             handle = try ChildProcess.spawn(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
