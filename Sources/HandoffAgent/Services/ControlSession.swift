@@ -92,13 +92,16 @@ public enum ControlSession {
             if let link, let manifest = await link.manifest {
                 owner = ActivityStore.Owner(identity: manifest.identity, connectionID: link.id)
             }
-            let id = await agent.publish(activity, owner: owner)
-            return .success(.object(["id": .string(id.uuidString)]))
+            do {
+                let id = try await agent.publish(activity, owner: owner)
+                return .success(.object(["id": .string(id.uuidString)]))
+            } catch { return .failure(error) }
         case "resign":
             guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("resign needs \"id\", an activity UUID as printed by publish"))
             }
-            do { try await agent.resign(id: id) } catch { return .failure(error) }
+            let requester = await link?.manifest == nil ? nil : link?.id
+            do { try await agent.resign(id: id, by: requester) } catch { return .failure(error) }
             return .success(.object(["resigned": .string(id.uuidString)]))
         case "continue":
             guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
@@ -116,7 +119,7 @@ public enum ControlSession {
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
             let manifest: AppManifest
             do { manifest = try AppManifest(json: body["app"] ?? .null) } catch { return .failure(.handoffFailed("registerApp: \(error)")) }
-            await agent.registerApp(manifest, link: link)
+            do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
             return .success(.object(["registered": .string(manifest.identity.bundleID)]))
         case "open":
             guard let peer = body["peer"]?.stringValue, let bundleID = body["app"]?.stringValue else {
@@ -161,7 +164,7 @@ public enum ControlSession {
             guard let replyID = body["replyID"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("reply needs \"replyID\" from the event it answers"))
             }
-            await agent.resolveReply(replyID, with: body["result"] ?? .null)
+            do { try await agent.resolveReply(replyID, with: body["result"] ?? .null, from: link?.id) } catch { return .failure(error) }
             return .success(.object([:]))
         default:
             return .failure(.handoffFailed(
