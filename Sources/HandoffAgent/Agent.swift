@@ -129,16 +129,19 @@ public actor Agent {
 
     // MARK: Local activities
 
-    /// Makes an activity current on this host and advertises it. Returns its ID.
-    public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) -> UUID {
-        store.publish(activity, owner: owner)
+    /// Makes an activity current on this host and advertises it. Returns its ID. An activity with
+    /// this ID published by another connection is not replaced (``ActivityStore/mayChange(_:by:)``).
+    public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) throws(HandoffError) -> UUID {
+        guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         refreshAdvertisement()
         return activity.id
     }
 
-    /// Stops offering an activity.
-    public func resign(id: UUID) throws(HandoffError) {
+    /// Stops offering an activity, on behalf of control connection `connection` (nil: without a
+    /// registered app); only the connection that published it may (``ActivityStore/mayChange(_:by:)``).
+    public func resign(id: UUID, by connection: UUID? = nil) throws(HandoffError) {
+        guard store.mayChange(id, by: connection) else { throw AppOwnership.notYours(id, "resign") }
         guard let activity = store.resign(id: id) else {
             throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds")
         }
@@ -180,8 +183,10 @@ public actor Agent {
 
     // MARK: Apps
 
-    /// An app declared itself on a control connection.
-    public func registerApp(_ manifest: AppManifest, link: ControlLink) async {
+    /// An app declared itself on a control connection. Refused when another live connection
+    /// holds the bundle ID, or this one is already another app (``AppOwnership``).
+    public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) {
+        if let refusal = AppOwnership.refusal(manifest, on: link.id, registered: apps.mapValues(\.manifest)) { throw refusal }
         await link.register(manifest)
         apps[link.id] = (manifest, link)
         for waiter in registrationWaiters.removeValue(forKey: manifest.identity.bundleID) ?? [] { waiter.resume() }
@@ -208,8 +213,10 @@ public actor Agent {
         }
     }
 
-    /// An app answered an event.
-    public func resolveReply(_ id: UUID, with result: JSONValue?) {
+    /// An app answered an event; over control connection `link` when it came from one, which
+    /// must be the connection the event was sent to (else 4608 and the event stays unanswered).
+    public func resolveReply(_ id: UUID, with result: JSONValue?, from link: UUID? = nil) throws(HandoffError) {
+        if let link, let pending = pendingReplies[id], pending.link != link { throw AppOwnership.notYours(id, "answer") }
         pendingReplies.removeValue(forKey: id)?.continuation.resume(returning: result)
     }
 
@@ -224,9 +231,9 @@ public actor Agent {
         return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<JSONValue?, Never>) in
             pendingReplies[replyID] = (link.id, continuation)
         } start: {
-            if await !link.send(message) { await self.resolveReply(replyID, with: nil) }
+            if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
         } expire: {
-            await self.resolveReply(replyID, with: nil)
+            try? await self.resolveReply(replyID, with: nil)
         }
     }
 
@@ -293,8 +300,7 @@ public actor Agent {
             break
         }
         defer { launchGate.finished(bundleID) }
-        var environment = ProcessInfo.processInfo.environment
-        environment["HANDOFF_SOCKET"] = configuration.socketPath
+        let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
         let handle: ChildProcess.Handle
         do {
             handle = try ChildProcess.spawn(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))

@@ -29,6 +29,8 @@ final class AgentConnection: Sendable {
     static func connect(socketPath: String) async throws(HandoffError) -> AgentConnection {
         do {
             return AgentConnection(connection: try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits))
+        } catch let refused as ControlSocketError {
+            throw .connectionUnavailable(refused.reason)
         } catch {
             throw .connectionUnavailable("no handoff agent answers at \(socketPath) (\(error)). Start handoffd, or set HANDOFF_SOCKET.")
         }

@@ -114,6 +114,7 @@ public struct TrustStore: Sendable, Hashable {
     /// - Throws: ``TrustStoreError`` naming the file and saying how to recover when it cannot be
     ///   read or is corrupt. No entry is ever dropped silently.
     public static func load(directory: String) throws(TrustStoreError) -> TrustStore {
+        try PrivateFiles.createDirectory(directory)  // and check it is this user's, mode 0700
         let path = PrivateFiles.join(directory, fileName)
         guard let bytes = try PrivateFiles.contents(path) else {
             let store = TrustStore()
@@ -253,21 +254,15 @@ enum PrivateFiles {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
-    /// Creates `path` and its missing parents with mode 0700; an existing directory is left as it is.
+    /// Creates `path` and its missing parents with mode 0700. An existing `path` must be this
+    /// user's directory of mode 0700, not a symbolic link (``PrivateDirectory``): another user's
+    /// directory could hold their `trust.json`.
     static func createDirectory(_ path: String) throws(TrustStoreError) {
-        guard !path.isEmpty else { throw TrustStoreError("the state directory path is empty: give a directory") }
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
-            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
-            if mkdir(prefix, 0o700) == 0 {
-                _ = chmod(prefix, 0o700)  // in case the umask took bits away
-                continue
-            }
-            let code = errno
-            var info = stat()
-            guard code == EEXIST, stat(prefix, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw TrustStoreError("cannot create the directory \(prefix) (\(describe(code == EEXIST ? ENOTDIR : code))): check its parent exists and is writable, or choose another state directory")
-            }
+        guard !path.isEmpty else {
+            throw TrustStoreError("the state directory path is empty: set HOME or XDG_STATE_HOME, or give a directory (config key stateDirectory)")
+        }
+        do { try PrivateDirectory.create(path, purpose: "the state directory") } catch {
+            throw TrustStoreError("\(error) (config key stateDirectory)")
         }
     }
 
@@ -280,6 +275,15 @@ enum PrivateFiles {
             throw TrustStoreError("cannot read \(path) (\(describe(code))): check its owner and permissions")
         }
         defer { close(fd) }
+        // Written with mode 0600 by this user: anything else was changed or planted by someone.
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw TrustStoreError("cannot examine \(path) (\(describe(errno))): check its owner and permissions") }
+        guard info.st_uid == getuid() else {
+            throw TrustStoreError("\(path) belongs to uid \(info.st_uid), not to this user (uid \(getuid())): refusing to use it; remove it, or fix its owner (chown)")
+        }
+        guard UInt32(info.st_mode) & 0o077 == 0 else {
+            throw TrustStoreError("\(path) has mode \(String(UInt32(info.st_mode) & 0o777, radix: 8)): other users may read or change it, so it is refused; run chmod 600 \(path) (and make a new identity if the key may have leaked)")
+        }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {

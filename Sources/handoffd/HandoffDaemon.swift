@@ -67,8 +67,9 @@ struct HandoffDaemon: AsyncParsableCommand {
         let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
         if !socketDirectory.isEmpty {
             try? FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
-            if let problem = Self.unsafeDirectory(socketDirectory) {
-                Self.fail("the control socket's directory \(socketDirectory) \(problem). Use a private directory (config key socketPath), such as the default under $XDG_RUNTIME_DIR.", code: 73)
+            // The same check as the clients make (they would refuse a socket here otherwise).
+            do { try ControlSocketCheck.checkDirectory(ofSocket: configuration.socketPath) } catch {
+                Self.fail("\(error). Use a private directory (config key socketPath), such as the default under $XDG_RUNTIME_DIR.", code: 73)
             }
         }
 
@@ -138,17 +139,6 @@ struct HandoffDaemon: AsyncParsableCommand {
         guard gethostname(&buffer, buffer.count) == 0 else { return "handoff" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return String(name.split(separator: ".").first ?? "handoff")
-    }
-
-    /// Why a directory is not private to this user (nil when it is): owned by another user, or
-    /// writable by others.
-    static func unsafeDirectory(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return "cannot be read (errno \(errno))" }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { return "is not a directory (a symbolic link is refused)" }
-        guard info.st_uid == getuid() else { return "belongs to uid \(info.st_uid), not to this user (uid \(getuid()))" }
-        guard info.st_mode & 0o022 == 0 else { return "is writable by other users (mode \(String(info.st_mode & 0o777, radix: 8)))" }
-        return nil
     }
 
     /// Refuses to start when another agent answers on the socket (a stale file is replaced).

@@ -97,7 +97,7 @@ struct AgentTests {
     func publish() async throws {
         let agent = makeAgent()
         let a = Sample.activity(1, title: "Notes")
-        #expect(await agent.publish(a) == a.id)
+        #expect(try await agent.publish(a) == a.id)
         let status = await agent.statusJSON()
         #expect(status["current"] == .string(a.id.uuidString))
         #expect(status["sequence"] == .integer(1))
@@ -112,8 +112,8 @@ struct AgentTests {
     func publishResign() async throws {
         let agent = makeAgent()
         let a = Sample.activity(1), b = Sample.activity(2)
-        _ = await agent.publish(a)
-        _ = await agent.publish(b)
+        _ = try await agent.publish(a)
+        _ = try await agent.publish(b)
         #expect(await agent.statusJSON()["current"] == .string(b.id.uuidString))
         try await agent.resign(id: b.id)
         let status = await agent.statusJSON()
@@ -137,13 +137,13 @@ struct AgentTests {
     }
 
     @Test("expireActivities drops expired activities")
-    func expire() async {
+    func expire() async throws {
         let agent = makeAgent()
         let now = Date()
         let keep = Activity(activityType: Sample.notesEdit, title: "keep")
         let expiring = Activity(activityType: Sample.notesEdit, title: "expiring", expirationDate: now.addingTimeInterval(3600))
-        _ = await agent.publish(keep)
-        _ = await agent.publish(expiring)
+        _ = try await agent.publish(keep)
+        _ = try await agent.publish(expiring)
         #expect(await agent.statusJSON()["current"] == .string(expiring.id.uuidString))
         await agent.expireActivities(now: now.addingTimeInterval(3601))
         let status = await agent.statusJSON()
@@ -153,10 +153,10 @@ struct AgentTests {
     }
 
     @Test("an expired but not yet removed activity is marked expired and is not current")
-    func expiredMarked() async {
+    func expiredMarked() async throws {
         let agent = makeAgent()
         let past = Activity(activityType: Sample.notesEdit, expirationDate: Date().addingTimeInterval(-10))
-        _ = await agent.publish(past)
+        _ = try await agent.publish(past)
         let status = await agent.statusJSON()
         #expect(status["current"] == .null)
         #expect(status["activities"]?.arrayValue?.first?["expired"] == .bool(true))

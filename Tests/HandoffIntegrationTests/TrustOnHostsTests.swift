@@ -158,17 +158,30 @@ final class TrustOnHostsTests: LabTestCase {
         try? FileManager.default.removeItem(atPath: cli)
         try FileManager.default.copyItem(atPath: lab.handoffCLI, toPath: cli)
         chmod(cli, 0o755)
-        // Mode 0600: another user cannot even connect.
+        // Another user's CLI refuses the socket before it connects: its directory is not theirs.
         let denied = try lab.exec("h1", ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", cli, "status", "--socket", socket])
         XCTAssertEqual(denied.status, 1)
-        XCTAssertTrue(denied.stderr.contains("no agent answers") || denied.stderr.contains("ermission"), denied.stderr)
+        XCTAssertTrue(denied.stderr.contains("belongs to uid \(getuid()), not to this user (uid 65534)"), denied.stderr)
+        // Mode 0600: another user's process that skips that check cannot even connect.
+        let request = #"{"command": "publish", "activity": {"activityType": "com.example.notes.edit"}}"#
+        let script = """
+            import socket, struct, sys
+            s = socket.socket(socket.AF_UNIX)
+            try: s.connect(sys.argv[1])
+            except OSError as e: print("connect failed:", e); sys.exit(0)
+            body = sys.argv[2].encode(); s.sendall(bytes([0x20]) + struct.pack('>I', len(body)) + body)
+            header = s.recv(5); n = struct.unpack('>I', header[1:])[0]; data = b''
+            while len(data) < n: data += s.recv(n - len(data))
+            print(data.decode())
+            """
+        let rawClient = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket, request]
+        let unconnected = try lab.exec("h1", rawClient)
+        XCTAssertTrue(unconnected.stdout.contains("connect failed") && unconnected.stdout.contains("ermission"), unconnected.stdout + unconnected.stderr)
         // Opened up by mistake, the agent still refuses the other uid (SO_PEERCRED).
         chmod(socket, 0o666)
         defer { chmod(socket, 0o600) }
-        let refused = try lab.exec("h1", ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", cli, "publish",
-                                          "--type", "com.example.notes.edit", "--socket", socket])
-        XCTAssertEqual(refused.status, 1)
-        XCTAssertTrue(refused.stderr.contains("refuses processes of uid 65534"), refused.stderr)
+        let refused = try lab.exec("h1", rawClient)
+        XCTAssertTrue(refused.stdout.contains("refuses processes of uid 65534"), refused.stdout + refused.stderr)
         XCTAssertTrue(try lab.offered(on: "h2").isEmpty, "nothing was published")
         XCTAssertEqual(try lab.handoff("h1", "status").status, 0, "the owner still gets in")
     }

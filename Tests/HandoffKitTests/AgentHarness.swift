@@ -17,7 +17,8 @@ final class AgentHarness: Sendable {
 
     static func start(name: String, configure: (inout AgentConfiguration) -> Void = { _ in }) async throws -> AgentHarness {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hk-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // Mode 0700: clients refuse a control socket in a directory others can read in /tmp.
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var configuration = AgentConfiguration(name: name, socketPath: dir + "/agent.sock")
         configuration.stateDirectory = dir + "/state"
         configure(&configuration)

@@ -19,7 +19,7 @@ struct ConnectionReuseTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await source.run() }
             group.addTask { try await destination.run() }
-            let id = await source.agent.publish(Activity(activityType: Self.notes, title: "Groceries", userInfo: ["n": .integer(1)]))
+            let id = try await source.agent.publish(Activity(activityType: Self.notes, title: "Groceries", userInfo: ["n": .integer(1)]))
             await source.introduce(to: destination)
             try await body(source, destination, id)
             group.cancelAll()

@@ -129,7 +129,7 @@ struct ContinuationLifecycleTests {
     @Test("an activity published without an app (CLI) goes to no app")
     func noTeamNoApp() async throws {
         try await withTwoHosts { source, destination, _, log, _ in
-            let id = await source.agent.publish(Activity(activityType: Self.notes, title: "from the CLI"))
+            let id = try await source.agent.publish(Activity(activityType: Self.notes, title: "from the CLI"))
             await source.introduce(to: destination)
             let result = await destination.agent.continueActivity(id: id)
             guard case .failure(let error) = result else { Issue.record("expected no handler"); return }

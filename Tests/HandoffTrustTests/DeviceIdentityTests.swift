@@ -61,7 +61,7 @@ struct DeviceIdentityTests {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         _ = try DeviceIdentity.loadOrCreate(directory: dir.path, commonName: "a")
-        try Data("hello".utf8).write(to: URL(fileURLWithPath: dir.file("identity-cert.pem")))
+        try dir.write("identity-cert.pem", Data("hello".utf8))
         let error = #expect(throws: TrustStoreError.self) { try DeviceIdentity.loadOrCreate(directory: dir.path, commonName: "a") }
         #expect(error?.message.contains("is not a PEM certificate") == true)
         #expect(error?.message.contains("delete both") == true)

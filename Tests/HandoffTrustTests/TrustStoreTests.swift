@@ -114,8 +114,8 @@ struct TrustStoreTests {
     func corrupt(_ contents: String) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
-        try Data(contents.utf8).write(to: URL(fileURLWithPath: dir.file("trust.json")))
+        try dir.create()
+        try dir.write("trust.json", Data(contents.utf8))
         let error = #expect(throws: TrustStoreError.self) { try TrustStore.load(directory: dir.path) }
         #expect(error?.message.contains(dir.file("trust.json")) == true)
         #expect(error?.message.contains("is corrupt") == true)
@@ -128,8 +128,8 @@ struct TrustStoreTests {
     func newerVersion() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
-        try Data(#"{"version": 2, "whatever": true}"#.utf8).write(to: URL(fileURLWithPath: dir.file("trust.json")))
+        try dir.create()
+        try dir.write("trust.json", Data(#"{"version": 2, "whatever": true}"#.utf8))
         let error = #expect(throws: TrustStoreError.self) { try TrustStore.load(directory: dir.path) }
         #expect(error?.message.contains("format version 2") == true)
     }
@@ -138,10 +138,10 @@ struct TrustStoreTests {
     func duplicate() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+        try dir.create()
         let entry = #"{"deviceID": "P56IOI7-MZJNU2Y-IQGDREY-DM2MGTI-MGL3BXN-PQ6W5BM-TBBZ4TJ-XZWICQ2", "name": "x", "pairedAt": "2025-05-01T12:00:00Z"}"#
         let file = #"{"version": 1, "advertisingKey": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "devices": ["# + entry + "," + entry + "]}"
-        try Data(file.utf8).write(to: URL(fileURLWithPath: dir.file("trust.json")))
+        try dir.write("trust.json", Data(file.utf8))
         let error = #expect(throws: TrustStoreError.self) { try TrustStore.load(directory: dir.path) }
         #expect(error?.message.contains("listed twice") == true)
     }

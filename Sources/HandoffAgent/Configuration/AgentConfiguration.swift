@@ -120,18 +120,22 @@ public struct AgentConfiguration: Sendable, Equatable {
         self.stateDirectory = Self.defaultStateDirectory()
     }
 
-    /// `$XDG_STATE_HOME/handoff`, else `~/.local/state/handoff`.
-    public static func defaultStateDirectory() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/handoff" }
-        return (environment["HOME"] ?? "/tmp") + "/.local/state/handoff"
+    /// `$XDG_STATE_HOME/handoff`, else `$HOME/.local/state/handoff`; empty when neither is set
+    /// (there is no shared `/tmp` fallback: the agent then refuses to start and asks for one).
+    public static func defaultStateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        stateHome(environment).map { $0 + "/handoff" } ?? ""
     }
 
-    /// `$XDG_STATE_HOME/handoff/apps`, else `~/.local/state/handoff/apps`.
-    public static func defaultInboxDirectory() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/handoff/apps" }
-        return (environment["HOME"] ?? "/tmp") + "/.local/state/handoff/apps"
+    /// `$XDG_STATE_HOME/handoff/apps`, else `$HOME/.local/state/handoff/apps`; empty when neither
+    /// is set (no `/tmp` fallback: files sent to apps are then refused, asking for one).
+    public static func defaultInboxDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        stateHome(environment).map { $0 + "/handoff/apps" } ?? ""
+    }
+
+    private static func stateHome(_ environment: [String: String]) -> String? {
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state }
+        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/state" }
+        return nil
     }
 
     /// Reads every key from `reader`; a missing key keeps its default. Values are range-checked

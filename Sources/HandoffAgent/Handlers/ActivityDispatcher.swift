@@ -48,7 +48,7 @@ public struct ActivityDispatcher: Sendable {
             if handler.streams, activity.supportsContinuationStreams, let streams {
                 var streamEnvironment = environment
                 streamEnvironment["HANDOFF_ACTIVITY"] = activity.json.serialized
-                switch await streams(handler.command, CommandRunner.currentEnvironment().merging(streamEnvironment) { $1 }) {
+                switch await streams(handler.command, ChildEnvironment.current(adding: streamEnvironment)) {
                 case .success(let result): outcome = result
                 case .failure(let error):
                     tried.append("handler \(handler.command.joined(separator: " ")): \(error.message)")

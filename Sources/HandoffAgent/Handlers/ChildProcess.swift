@@ -18,6 +18,13 @@ private func makeSpawnAttributes() -> SpawnAttributes { nil }
 /// Starts programs with `posix_spawnp` and waits for them with `waitpid`: the primitive under
 /// ``CommandRunner`` (and the integration tests' lab driver). Each child gets its own process
 /// group, so a timeout can stop the child and everything it started.
+///
+/// A child inherits no descriptor of the agent's but its standard input, output and error
+/// (0, 1, 2): not the peer listener, the control socket, peer or app connections, nor files.
+/// NIO opens its sockets without close-on-exec, so every descriptor from 3 up is closed at spawn:
+/// with glibc's `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34 and later), with
+/// `POSIX_SPAWN_CLOEXEC_DEFAULT` on Darwin, else by marking every open descriptor close-on-exec
+/// first (`/proc/self/fd`).
 public enum ChildProcess {
     /// Where a child's standard stream goes.
     public enum Stream: Sendable {
@@ -49,6 +56,8 @@ public enum ChildProcess {
             case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
             }
         }
+        // After the dup2s above: their sources may be 3 or more.
+        let closesAll = closeInheritedDescriptors(&actions)
         var attributes = makeSpawnAttributes()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -63,7 +72,14 @@ public enum ChildProcess {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var flags = Int32(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
+        #if canImport(Darwin)
+        _ = closesAll
+        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
+        #else
+        if !closesAll { markAllCloseOnExec() }
+        #endif
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let cArguments = argv.map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -76,6 +92,41 @@ public enum ChildProcess {
         guard status == 0 else { throw SpawnError(program: program, reason: String(cString: strerror(status))) }
         return Handle(pid: pid)
     }
+
+    #if canImport(Glibc)
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np`, looked up at run time: it is new in
+    /// 2.34 and Swift's Glibc module does not declare it.
+    private static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
+    /// Adds "close every descriptor from 3 up" to `actions`; false when this glibc cannot.
+    private static func closeInheritedDescriptors(_ actions: inout FileActions) -> Bool {
+        guard let addCloseFrom else { return false }
+        return addCloseFrom(&actions, 3) == 0
+    }
+
+    /// The fallback: marks every open descriptor from 3 up close-on-exec (the agent execs nothing
+    /// itself, so this changes nothing else). A descriptor another thread opens between this and
+    /// the spawn may still be inherited; glibc 2.34 and later do not need this.
+    private static func markAllCloseOnExec() {
+        guard let directory = opendir("/proc/self/fd") else {
+            for fd in 3..<Int32(min(getdtablesize(), 65_536)) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return
+        }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let fd = Int32(name), fd >= 3 {
+                let flags = fcntl(fd, F_GETFD)
+                if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+            }
+        }
+    }
+    #else
+    private static func closeInheritedDescriptors(_ actions: inout FileActions) -> Bool { true }
+    #endif
 
     /// Blocks until the child ends; returns how it ended.
     public static func wait(_ handle: Handle) -> CommandOutcome {

@@ -37,16 +37,16 @@ public struct CommandRunner: Sendable {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Runs `argv` (the first element is looked up on PATH when it has no slash) with the agent's
-    /// environment plus `environment`.
+    /// Runs `argv` (the first element is looked up on PATH when it has no slash) with the
+    /// children's minimal environment (``ChildEnvironment``) plus `environment`, and no
+    /// descriptor of the agent's but its standard streams (``ChildProcess``).
     public func run(_ argv: [String], input: [UInt8], environment: [String: String], timeout: Duration) async -> CommandOutcome {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return .failedToStart("pipe: \(String(cString: strerror(errno)))") }
         let (readEnd, writeEnd) = (fds[0], fds[1])
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
-        var fullEnvironment = Self.currentEnvironment()
-        fullEnvironment.merge(environment) { _, new in new }
+        let fullEnvironment = ChildEnvironment.current(adding: environment)
         let handle: ChildProcess.Handle
         do {
             // The command's output joins the agent's standard error, i.e. its log.
@@ -95,5 +95,4 @@ public struct CommandRunner: Sendable {
         return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
     }
 
-    static func currentEnvironment() -> [String: String] { ProcessInfo.processInfo.environment }
 }

@@ -22,11 +22,10 @@ import Foundation
 public enum ControlSession {
     ///
     /// Only processes of the agent's own user may use it: the socket is mode 0600 in a private
-    /// directory, and the agent checks the connecting process's uid (SO_PEERCRED) as well.
+    /// directory, and the agent checks the connecting process's uid (SO_PEERCRED) as well. A
+    /// process whose uid cannot be learnt is refused too (the check fails closed).
     public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
-        if let uid = connection.peerUID, uid != getuid() {
-            let error = HandoffError.connectionUnavailable(
-                "this agent belongs to uid \(getuid()) and refuses processes of uid \(uid); run your own handoffd (each user has one)")
+        if let error = refusal(peerUID: connection.peerUID) {
             try await connection.outbound.write(Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(.failure(error)).serializedBytes))
             return
         }
@@ -50,6 +49,14 @@ public enum ControlSession {
             throw error
         }
         await agent.controlConnectionClosed(link)
+    }
+
+    /// Why a connecting process is refused (nil: it is of the agent's own uid). An unknown uid
+    /// (`SO_PEERCRED` failed or is not supported) is refused: the check fails closed.
+    static func refusal(peerUID: UInt32?, ownUID: UInt32 = getuid()) -> HandoffError? {
+        guard peerUID != ownUID else { return nil }
+        let who = peerUID.map { "processes of uid \($0)" } ?? "processes whose uid cannot be learnt (SO_PEERCRED failed)"
+        return .connectionUnavailable("this agent belongs to uid \(ownUID) and refuses \(who); run your own handoffd (each user has one)")
     }
 
     /// Runs one request and sends its response (with its `requestID`).
@@ -85,13 +92,16 @@ public enum ControlSession {
             if let link, let manifest = await link.manifest {
                 owner = ActivityStore.Owner(identity: manifest.identity, connectionID: link.id)
             }
-            let id = await agent.publish(activity, owner: owner)
-            return .success(.object(["id": .string(id.uuidString)]))
+            do {
+                let id = try await agent.publish(activity, owner: owner)
+                return .success(.object(["id": .string(id.uuidString)]))
+            } catch { return .failure(error) }
         case "resign":
             guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("resign needs \"id\", an activity UUID as printed by publish"))
             }
-            do { try await agent.resign(id: id) } catch { return .failure(error) }
+            let requester = await link?.manifest == nil ? nil : link?.id
+            do { try await agent.resign(id: id, by: requester) } catch { return .failure(error) }
             return .success(.object(["resigned": .string(id.uuidString)]))
         case "continue":
             guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
@@ -109,7 +119,7 @@ public enum ControlSession {
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
             let manifest: AppManifest
             do { manifest = try AppManifest(json: body["app"] ?? .null) } catch { return .failure(.handoffFailed("registerApp: \(error)")) }
-            await agent.registerApp(manifest, link: link)
+            do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
             return .success(.object(["registered": .string(manifest.identity.bundleID)]))
         case "open":
             guard let peer = body["peer"]?.stringValue, let bundleID = body["app"]?.stringValue else {
@@ -154,7 +164,7 @@ public enum ControlSession {
             guard let replyID = body["replyID"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
                 return .failure(.handoffFailed("reply needs \"replyID\" from the event it answers"))
             }
-            await agent.resolveReply(replyID, with: body["result"] ?? .null)
+            do { try await agent.resolveReply(replyID, with: body["result"] ?? .null, from: link?.id) } catch { return .failure(error) }
             return .success(.object([:]))
         default:
             return .failure(.handoffFailed(

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTrust
 import HandoffTransport
 import HandoffTrust
 import NIOCore
@@ -201,12 +202,19 @@ enum OpenURLTransfer {
         return outcome
     }
 
-    /// `<root>/<bundleID>/Inbox`, created with mode 0700.
+    /// `<root>/<bundleID>/Inbox`, created with mode 0700. The root (config `inboxDirectory`) must
+    /// be this user's and not writable by others; `<bundleID>` and `Inbox` must be this user's,
+    /// of mode 0700, and not symbolic links (``PrivateDirectory``), so that no one else can make
+    /// the agent write elsewhere.
     static func makeInbox(root: String, bundleID: String) throws -> String {
-        let app = InboxFileName.sanitize(bundleID)
-        let inbox = "\(root)/\(app)/Inbox"
-        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return inbox
+        try PrivateDirectory.create(root, forbidding: PrivateDirectory.noOtherWrite, purpose: "the Inbox directory (config key inboxDirectory)")
+        var path = root.hasSuffix("/") ? String(root.dropLast()) : root
+        for component in [InboxFileName.sanitize(bundleID), "Inbox"] {
+            path += "/" + component
+            if mkdir(path, 0o700) == 0 { _ = chmod(path, 0o700) }
+            try PrivateDirectory.check(path, forbidding: PrivateDirectory.privateMode, purpose: "the app's Inbox directory")
+        }
+        return path
     }
 
     /// Creates `name` in `directory`, or `name (2)`, `name (3)`, ... if taken; never follows or

@@ -30,13 +30,26 @@ public struct ActivityStore: Sendable {
     public init() {}
 
     /// Makes an activity current (replacing one with the same ID), published by `owner` (nil:
-    /// not by an app, e.g. the CLI).
-    public mutating func publish(_ activity: Activity, owner: Owner? = nil) {
+    /// not by an app, e.g. the CLI). An activity held for another owner is not replaced
+    /// (``mayChange(_:by:)``): returns false and changes nothing.
+    @discardableResult
+    public mutating func publish(_ activity: Activity, owner: Owner? = nil) -> Bool {
+        guard mayChange(activity.id, by: owner?.connectionID) else { return false }
         activities[activity.id] = activity
         owners[activity.id] = owner
         order.removeAll { $0 == activity.id }
         order.append(activity.id)
         sequence += 1
+        return true
+    }
+
+    /// Whether the control connection `connectionID` (nil: a connection without a registered
+    /// app, such as the CLI's) may replace or resign activity `id`: an app's activity only over
+    /// the app's own connection, an activity published without an app only without one. True
+    /// when no such activity is held.
+    public func mayChange(_ id: UUID, by connectionID: UUID?) -> Bool {
+        guard activities[id] != nil else { return true }
+        return owners[id]?.connectionID == connectionID
     }
 
     /// Stops offering an activity. Returns it, or nil if no activity has that ID.

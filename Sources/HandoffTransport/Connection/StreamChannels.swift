@@ -67,10 +67,12 @@ public enum StreamChannels {
     }
 
     /// A channel to the local agent's control socket that speaks ``EncodedFrame``s: an app's end
-    /// of a continuation stream pair. Reads adapt up to 256 KiB, as on the agent's side.
+    /// of a continuation stream pair. Reads adapt up to 256 KiB, as on the agent's side. The
+    /// socket passes ``ControlSocketCheck`` first (else ``ControlSocketError``, nothing sent).
     public static func connect(controlSocket path: String,
                                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> EncodedFrameChannel {
-        try await ClientBootstrap(group: group)
+        try ControlSocketCheck.checkDirectory(ofSocket: path)
+        let channel = try await ClientBootstrap(group: group)
             .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
             .connect(unixDomainSocketPath: path) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -78,6 +80,11 @@ public enum StreamChannels {
                     return try EncodedFrameChannel(wrappingChannelSynchronously: channel)
                 }
             }
+        do { try await ControlSocketCheck.checkServer(channel.channel, socketPath: path) } catch {
+            try? await channel.executeThenClose { _, _ in }
+            throw error
+        }
+        return channel
     }
 }
 

@@ -88,12 +88,20 @@ public struct PeerConnectError: Error, Sendable, CustomStringConvertible {
 
 /// Connects to an agent's local control socket.
 public enum ControlSocketConnector {
-    /// Opens a framed connection to the Unix socket at `path`.
+    /// Opens a framed connection to the Unix socket at `path`, after ``ControlSocketCheck``: the
+    /// socket's directory must be this user's and the listening process of this uid, else this
+    /// throws ``ControlSocketError`` before anything is sent.
     public static func connect(path: String, limits: FrameLimits, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> any FrameConnection {
-        try await ClientBootstrap(group: group)
+        try ControlSocketCheck.checkDirectory(ofSocket: path)
+        let connection = try await ClientBootstrap(group: group)
             .connect(unixDomainSocketPath: path) { channel in
                 channel.eventLoop.makeCompletedFuture { try ChannelFrameConnection.configure(channel, limits: limits) }
             }
+        do { try await ControlSocketCheck.checkServer(connection.channel, socketPath: path) } catch {
+            await connection.close()
+            throw error
+        }
+        return connection
     }
 }
 

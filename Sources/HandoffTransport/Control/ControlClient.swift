@@ -11,6 +11,8 @@ public struct ControlClient: Sendable {
     private func connect() async -> Result<any FrameConnection, HandoffError> {
         do {
             return .success(try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits))
+        } catch let refused as ControlSocketError {
+            return .failure(.connectionUnavailable(refused.reason))
         } catch {
             return .failure(.connectionUnavailable(
                 "no agent answers at \(socketPath) (\(error)). Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."))

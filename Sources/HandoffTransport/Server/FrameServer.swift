@@ -41,7 +41,8 @@ public struct FrameServer: Sendable {
         public var peerIdentity: PeerIdentityBox?
         /// Lifts the pre-authentication limits (nil without TLS).
         public var gate: AuthenticationGate?
-        /// The uid of the process at the other end of a Unix socket (SO_PEERCRED); nil for TCP.
+        /// The uid of the process at the other end of a Unix socket (SO_PEERCRED); nil for TCP,
+        /// and nil when it could not be learnt (a control session then refuses the connection).
         public var peerUID: UInt32?
         /// Closes the connection at once (both directions).
         public var close: @Sendable () -> Void = {}
@@ -88,7 +89,7 @@ public struct FrameServer: Sendable {
         let admission = security.map { AdmissionControl(limits: $0.admission) }
         let isUnix = if case .unix = address { true } else { false }
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { channel in
-            let uid: EventLoopFuture<UInt32?> = isUnix ? Self.peerUID(of: channel) : channel.eventLoop.makeSucceededFuture(nil)
+            let uid: EventLoopFuture<UInt32?> = isUnix ? PeerCredentials.uid(of: channel) : channel.eventLoop.makeSucceededFuture(nil)
             return uid.flatMapThrowing { uid in
                 var identity: PeerIdentityBox?
                 var gate: AuthenticationGate?
@@ -121,18 +122,6 @@ public struct FrameServer: Sendable {
         var bound = address
         if case .tcp(let host, 0) = address, let port = channel.channel.localAddress?.port { bound = .tcp(host: host, port: port) }
         return FrameServer(channel: channel, unclaimed: unclaimed, address: bound)
-    }
-
-    /// The uid of the process that connected to a Unix socket (SO_PEERCRED); nil when unknown.
-    private static func peerUID(of channel: any Channel) -> EventLoopFuture<UInt32?> {
-        #if os(Linux)
-        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(nil) }
-        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }; SO_PEERCRED is 17 on Linux.
-        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(17))
-        return credentials.map { Optional($0.uid) }.recover { _ in nil }
-        #else
-        return channel.eventLoop.makeSucceededFuture(nil)
-        #endif
     }
 
     /// Sets up a peer connection: admission (a refused one is closed at once: nil), TLS, the
@@ -224,13 +213,6 @@ public struct FrameServer: Sendable {
     public func close() async {
         try? await channel.channel.close()
     }
-}
-
-/// The layout of Linux's `struct ucred`, which Swift's Glibc module does not export.
-struct PeerCredentials: Sendable {
-    var pid: Int32
-    var uid: UInt32
-    var gid: UInt32
 }
 
 /// Connections accepted by NIO that the accept loop has not taken yet.
