@@ -51,6 +51,8 @@ public actor Agent {
     /// Advertisements this agent cannot open (unpaired devices, or keys not yet learnt), by
     /// instance name.
     var unreadable: [String: UnreadableService] = [:]
+    /// When to connect to the senders of unreadable advertisements (bounded, backed off).
+    var keyLearning = KeyLearning()
     /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
     var resolveGenerations: [DeviceID: Int] = [:]
     /// The open pairing window (`handoff pair --accept`), if any.

@@ -11,9 +11,15 @@
 ///   if that guess is removed while others remain, the next one delivered takes its place.
 /// - Otherwise removals never make an older record current: a goodbye removes the current record
 ///   while a superseded one may still be cached, and the service is about to go away anyway.
+///
+/// Anyone may send TXT records for any instance name, each distinct one lingering for its TTL,
+/// so at most ``maximumPresent`` are remembered: past that the oldest that is not current is
+/// forgotten (its removal, if it ever comes, is then ignored).
 struct QueriedTXTRecords {
     /// Answers arriving this soon after the query started are the daemon's cached records.
     static let cachedAnswerWindow: Duration = .milliseconds(250)
+    /// The most distinct records remembered at once (a change brings two, goodbyes a few more).
+    static let maximumPresent = 8
 
     /// Present records in the order they were delivered, with how often each was added (Avahi
     /// may report a record once per IP protocol).
@@ -47,7 +53,13 @@ struct QueriedTXTRecords {
             current = record
             currentIsGuess = true
         }
+        if present.count > Self.maximumPresent, let oldest = present.firstIndex(where: { $0.record != current }) {
+            present.remove(at: oldest)
+        }
     }
+
+    /// How many distinct records are remembered.
+    var presentCount: Int { present.count }
 
     mutating func remove(_ record: [UInt8]) {
         guard let index = present.firstIndex(where: { $0.record == record }) else { return }

@@ -22,7 +22,9 @@ import Synchronization
 /// not found again within a few seconds are reported as `.removed`.
 ///
 /// Services of the same type published by others may carry anything in their TXT records;
-/// the browser passes the raw rdata on without interpreting it.
+/// the browser passes the raw rdata on without interpreting it. At most `maximumInstances` are
+/// followed at once; past that, instances the user could not read (see ``pin(_:)``) take turns
+/// with the waiting ones (``InstanceSlots``), so junk instances cannot hide the others.
 public final class ServiceBrowser: Service, Sendable {
     /// A delayed piece of work requested by a dns_sd callback and run by `run()`'s task group.
     private enum Timer: Sendable {
@@ -35,6 +37,8 @@ public final class ServiceBrowser: Service, Sendable {
         case retryAddressQuery(instanceName: String)
         /// Report instances not found again after a browse restart as removed.
         case sweepStale(browseGeneration: UInt64)
+        /// Give waiting instances a turn.
+        case rotate
     }
 
     private struct TimerRequest: Sendable {
@@ -56,7 +60,12 @@ public final class ServiceBrowser: Service, Sendable {
         /// The generation of the browse that is running, nil between a failure and the restart.
         var runningBrowseGeneration: UInt64?
         var browseDeliveredReplies = false
+        /// The instances followed now.
         var instances: [String: BrowsedInstance] = [:]
+        /// Instances waiting for a turn (no operations, only their sightings).
+        var waiting: [String: BrowsedInstance] = [:]
+        var slots = InstanceSlots<ContinuousClock.Instant>(limits: .init(capacity: ServiceBrowser.maximumInstances))
+        var rotationScheduled = false
         /// Resolves and queries whose threads have not exited yet, by token.
         var liveOperations: [UInt64: DNSServiceOperation] = [:]
         var nextToken: UInt64 = 0
@@ -100,6 +109,12 @@ public final class ServiceBrowser: Service, Sendable {
         logger[metadataKey: "handoff.service"] = "\(serviceType)"
         self.logger = logger
         (events, eventSink) = AsyncStream.makeStream(of: BrowseEvent.self)
+    }
+
+    /// Names the instances the user could read (for `_handoff._tcp`: whose sealed advertisement
+    /// it could open). They keep their place when the table is full; the others take turns.
+    public func pin(_ instanceNames: Set<String>) {
+        state.withLock { $0.slots.pin(instanceNames) }
     }
 
     /// Browses until graceful shutdown or cancellation, restarting with backoff after errors.
@@ -180,6 +195,10 @@ public final class ServiceBrowser: Service, Sendable {
             }
             let (deliveredReplies, effects) = state.withLock { state -> (Bool, [Effect]) in
                 var effects: [Effect] = []
+                for name in Array(state.waiting.keys) {
+                    state.waiting[name]!.isStale = true
+                    state.waiting[name]!.sightings = [:]
+                }
                 for name in Array(state.instances.keys) {
                     // The instance's resolve and query fail along with the browse; resolve anew
                     // when the restarted browse finds the instance again.
@@ -229,32 +248,41 @@ public final class ServiceBrowser: Service, Sendable {
 
     private func instanceAppeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
         let name = reply.instanceName
-        if state.instances[name] == nil {
-            guard state.instances.count < Self.maximumInstances else {
-                logger.debug("Too many instances; ignoring one", metadata: ["handoff.peer": "\(name)"])
-                return []
-            }
-            logger.debug(
-                "Found instance",
-                metadata: ["handoff.peer": "\(name)", "handoff.interface": "\(reply.interfaceIndex)"])
-            state.instances[name] = BrowsedInstance(
-                instanceName: name, serviceType: reply.serviceType, domain: reply.domain)
-        } else if state.instances[name]!.isStale {
+        if state.instances[name]?.isStale == true {
             logger.debug(
                 "Found instance again after browsing restarted",
                 metadata: ["handoff.peer": "\(name)", "handoff.interface": "\(reply.interfaceIndex)"])
         }
-        state.instances[name]!.addSighting(on: reply.interfaceIndex)
-        return startResolveIfNeeded(name, in: &state)
+        if state.instances[name] != nil {
+            state.instances[name]!.addSighting(on: reply.interfaceIndex)
+            return startResolveIfNeeded(name, in: &state)
+        }
+        if state.waiting[name] != nil {
+            state.waiting[name]!.addSighting(on: reply.interfaceIndex)
+            return []
+        }
+        logger.debug(
+            "Found instance",
+            metadata: ["handoff.peer": "\(name)", "handoff.interface": "\(reply.interfaceIndex)"])
+        var instance = BrowsedInstance(instanceName: name, serviceType: reply.serviceType, domain: reply.domain)
+        instance.addSighting(on: reply.interfaceIndex)
+        state.waiting[name] = instance
+        return apply(state.slots.appeared(name, now: .now), in: &state)
     }
 
     private func instanceDisappeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
         let name = reply.instanceName
+        if var waiting = state.waiting[name] {
+            waiting.removeSighting(on: reply.interfaceIndex)
+            state.waiting[name] = waiting.sightings.isEmpty ? nil : waiting
+            if waiting.sightings.isEmpty { _ = state.slots.disappeared(name, now: .now) }
+            return []
+        }
         guard var instance = state.instances[name] else { return [] }
         instance.removeSighting(on: reply.interfaceIndex)
         if instance.sightings.isEmpty {
             state.instances[name] = nil
-            return forget(instance)
+            return forget(instance) + apply(state.slots.disappeared(name, now: .now), in: &state)
         }
         var effects: [Effect] = []
         if let resolve = instance.resolve, instance.sightings[resolve.interfaceIndex] == nil {
@@ -263,6 +291,37 @@ public final class ServiceBrowser: Service, Sendable {
         }
         state.instances[name] = instance
         return effects + startResolveIfNeeded(name, in: &state)
+    }
+
+    /// Moves instances between the followed table and the waiting ones as `changes` say, and
+    /// keeps the rotation timer running while instances wait.
+    private func apply(_ changes: [InstanceSlots<ContinuousClock.Instant>.Change], in state: inout State) -> [Effect] {
+        var effects: [Effect] = []
+        for change in changes {
+            switch change {
+            case .activate(let name):
+                guard let instance = state.waiting.removeValue(forKey: name) else { continue }
+                state.instances[name] = instance
+                effects += startResolveIfNeeded(name, in: &state)
+            case .park(let name):
+                guard let instance = state.instances.removeValue(forKey: name) else { continue }
+                logger.debug("Too many instances; this one waits for a turn", metadata: ["handoff.peer": "\(name)"])
+                if instance.lastReported != nil { eventSink.yield(.removed(instanceName: name)) }
+                effects += instance.operations.map(Effect.cancel)
+                var parked = BrowsedInstance(instanceName: name, serviceType: instance.serviceType, domain: instance.domain)
+                parked.sightings = instance.sightings
+                parked.isStale = instance.isStale
+                state.waiting[name] = parked
+            case .drop(let name):
+                logger.debug("Too many instances waiting; forgetting one", metadata: ["handoff.peer": "\(name)"])
+                state.waiting[name] = nil
+            }
+        }
+        if !state.slots.waiting.isEmpty, !state.rotationScheduled, let timers = state.timers {
+            state.rotationScheduled = true
+            timers.yield(TimerRequest(delay: state.slots.limits.minimumTurn, timer: .rotate))
+        }
+        return effects
     }
 
     /// Reports a removed instance (if it was ever reported) and returns its operations to cancel.
@@ -509,6 +568,7 @@ public final class ServiceBrowser: Service, Sendable {
                 "handoff.txt.length": "\(service.txtRecord.count)",
             ])
         eventSink.yield(.resolved(service))
+        state.slots.reported(name)
     }
 
     private func reportedServiceType(_ browsedType: String) -> String {
@@ -557,11 +617,18 @@ public final class ServiceBrowser: Service, Sendable {
                 // are stale again and get a new grace period with the next browse.
                 guard state.runningBrowseGeneration == generation else { return [] }
                 var effects: [Effect] = []
+                for (name, instance) in state.waiting where instance.isStale {
+                    state.waiting[name] = nil
+                    _ = state.slots.disappeared(name, now: .now)
+                }
                 for (name, instance) in state.instances where instance.isStale {
                     state.instances[name] = nil
-                    effects += forget(instance)
+                    effects += forget(instance) + apply(state.slots.disappeared(name, now: .now), in: &state)
                 }
                 return effects
+            case .rotate:
+                state.rotationScheduled = false
+                return apply(state.slots.rotate(now: .now), in: &state)
             }
         }
         apply(effects)
@@ -584,6 +651,7 @@ public final class ServiceBrowser: Service, Sendable {
             state.stopping = true
             state.timers = nil
             state.instances = [:]
+            state.waiting = [:]
             return Array(state.liveOperations.values)
         }
         for operation in operations { operation.cancel() }

@@ -99,3 +99,19 @@ import Testing
     #expect(error.isRetryable)
     #expect(!DNSServiceError(code: -65540, operation: "x").isRetryable)
 }
+
+@Test func queriedTXTRecordsStayBoundedUnderInjection() {
+    // Anyone can send distinct TXT records for an instance; each would linger for its TTL.
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    records.add([1, 0x61], at: start)
+    for i in 0..<10_000 {
+        records.add([2, UInt8(i % 256), UInt8(i / 256)], at: start)  // cached answers: the first stays current
+        #expect(records.presentCount <= QueriedTXTRecords.maximumPresent)
+    }
+    #expect(records.current == [1, 0x61])
+    records.add([1, 0x7a], at: start + .seconds(2))  // a live update still wins
+    #expect(records.current == [1, 0x7a] && records.presentCount <= QueriedTXTRecords.maximumPresent)
+    records.remove([2, 0, 0])  // long forgotten: ignored
+    #expect(records.current == [1, 0x7a])
+}

@@ -2,7 +2,9 @@ import HandoffDiscovery
 import Logging
 import ServiceLifecycle
 
-/// Feeds the browser's events into the agent.
+/// Feeds the browser's events into the agent, and tells the browser after each which instances
+/// the agent can read, so that those keep their place in its table when unreadable instances
+/// (anyone's) crowd it.
 public struct DiscoveryService: Service {
     let browser: ServiceBrowser
     let agent: Agent
@@ -14,7 +16,17 @@ public struct DiscoveryService: Service {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            for await event in browser.events { await agent.handle(event) }
+            for await event in browser.events {
+                await agent.handle(event)
+                browser.pin(await agent.readableInstanceNames)
+            }
         }
+    }
+}
+
+extension Agent {
+    /// The instances whose advertisements this agent opened: its paired peers' and its own.
+    var readableInstanceNames: Set<String> {
+        Set(directory.all.map(\.instanceName)).union([instanceName])
     }
 }

@@ -32,6 +32,13 @@ struct UnreadableService: Sendable {
     var pairingName: String? { try? SealedAdvertisement.parse(txtRecord: service.txtRecord).pairingName }
 }
 
+/// The agent's state for learning advertising keys: the probe schedule and its pending wake-up.
+struct KeyLearning: Sendable {
+    var schedule = KeyProbeSchedule<ContinuousClock.Instant>()
+    /// When a task will call ``Agent/askUnreadable()`` again, if one is sleeping.
+    var wakeAt: ContinuousClock.Instant?
+}
+
 /// `handoff pair --accept`: open for one pairing attempt, until it ends or times out.
 struct PairingWindow: Sendable {
     let id: UUID
@@ -134,33 +141,58 @@ extension Agent {
         for entry in unreadable.values { handle(.resolved(entry.service)) }
     }
 
-    /// Connects to every sender of an unreadable advertisement to learn its key (trust changed).
+    /// The paired devices changed: senders that answered as a device now paired are asked first.
     private func askEveryUnreadable() {
-        for name in unreadable.keys { learnKey(ofInstance: name, force: true) }
+        keyLearning.schedule.trustChanged { trust.isPaired($0) }
+        askUnreadable()
     }
 
     // MARK: Learning advertising keys
 
-    /// Connects to the sender of an advertisement this agent cannot open. If it is a paired
-    /// device, the two exchange advertising keys over TLS. At most every 30 s per advertisement,
-    /// and not again for a device known to be unpaired until the paired devices change.
-    func learnKey(ofInstance name: String, force: Bool = false) {
-        guard var entry = unreadable[name] else { return }
+    /// An advertisement could not be opened: connects to the senders of unreadable
+    /// advertisements that ``KeyProbeSchedule`` allows now.
+    func learnKey(ofInstance name: String) {
+        askUnreadable()
+    }
+
+    /// Connects to the senders of unreadable advertisements to learn their keys: if one is a
+    /// paired device, the two exchange advertising keys over TLS. Bounded by
+    /// ``KeyProbeSchedule`` (a shared rate, backoff per endpoint, a device known to be unpaired
+    /// not again until the paired devices change); wakes itself when more become due.
+    func askUnreadable() {
         let now = ContinuousClock.now
-        if !force {
-            if let asked = entry.askedAt, now - asked < .seconds(30) { return }
-            if let known = entry.deviceID, !trust.isPaired(known) { return }
+        var byEndpoint: [KeyProbeSchedule<ContinuousClock.Instant>.Endpoint: String] = [:]
+        for (name, entry) in unreadable {
+            byEndpoint[.init(host: entry.endpoint.host, port: entry.endpoint.port)] = name
         }
-        entry.askedAt = now
-        unreadable[name] = entry
-        let endpoint = entry.endpoint
-        Task { await self.exchangeKeys(instance: name, endpoint: endpoint) }
+        let (ask, nextCheck) = keyLearning.schedule.due(Array(byEndpoint.keys), now: now)
+        for endpoint in ask {
+            guard let name = byEndpoint[endpoint] else { continue }
+            unreadable[name]?.askedAt = now
+            Task { await self.exchangeKeys(instance: name, endpoint: PeerEndpoint(host: endpoint.host, port: endpoint.port)) }
+        }
+        guard let nextCheck else { return }
+        let wake = now + nextCheck
+        if let pending = keyLearning.wakeAt, pending <= wake { return }
+        keyLearning.wakeAt = wake
+        Task { [weak self] in
+            try? await Task.sleep(until: wake)
+            await self?.keyProbesWoke(at: wake)
+        }
+    }
+
+    private func keyProbesWoke(at wake: ContinuousClock.Instant) {
+        guard keyLearning.wakeAt == wake else { return }
+        keyLearning.wakeAt = nil
+        askUnreadable()
     }
 
     private func exchangeKeys(instance name: String, endpoint: PeerEndpoint) async {
+        let probed = KeyProbeSchedule<ContinuousClock.Instant>.Endpoint(host: endpoint.host, port: endpoint.port)
         let connection: ChannelFrameConnection
         do { connection = try await unpinned.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
             logger.debug("cannot ask for an advertising key", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
+            keyLearning.schedule.finished(probed, answeredBy: nil, isPaired: false, now: .now)
             return
         }
         let timer = Task {
@@ -168,7 +200,9 @@ extension Agent {
             await connection.close()
         }
         defer { timer.cancel() }
-        guard let id = connection.peerIdentity?.deviceID else { return await connection.close() }
+        let id = connection.peerIdentity?.deviceID
+        keyLearning.schedule.finished(probed, answeredBy: id, isPaired: id.map { trust.isPaired($0) } ?? false, now: .now)
+        guard let id else { return await connection.close() }
         unreadable[name]?.deviceID = id
         guard trust.isPaired(id) else { return await connection.close() }
         do {

@@ -51,26 +51,56 @@ public struct ListenerSecurity: Sendable {
     }
 }
 
-/// The listener's admission state, shared by its connections.
+/// The listener's admission state, shared by its connections, with the channels it may have to
+/// close to make room for a newcomer (``ConnectionAdmission``).
 final class AdmissionControl: Sendable {
-    private let state: Mutex<ConnectionAdmission<ContinuousClock.Instant>>
+    typealias Admission = ConnectionAdmission<ContinuousClock.Instant>
+    private struct State {
+        var admission: Admission
+        var channels: [Admission.ConnectionID: any Channel] = [:]
+    }
+    private let state: Mutex<State>
     private let refusals = Atomic<Int>(0)
+    private let evictions = Atomic<Int>(0)
 
-    init(limits: ConnectionAdmission<ContinuousClock.Instant>.Limits) {
-        state = Mutex(ConnectionAdmission(limits: limits))
+    init(limits: Admission.Limits) {
+        state = Mutex(State(admission: Admission(limits: limits)))
     }
 
-    func admit(_ address: String) -> ConnectionAdmission<ContinuousClock.Instant>.Decision {
-        let decision = state.withLock { $0.admit(address: address, now: .now) }
+    /// Decides on `channel` from `address`: its ID when admitted (a connection evicted to make
+    /// room is closed), nil when refused.
+    func admit(_ channel: any Channel, address: String) -> Admission.ConnectionID? {
+        let (decision, evicted) = state.withLock { state -> (Admission.Decision, (any Channel)?) in
+            let decision = state.admission.admit(address: address, now: .now)
+            if let id = decision.admitted { state.channels[id] = channel }
+            return (decision, decision.evicted.flatMap { state.channels.removeValue(forKey: $0) })
+        }
         if case .refuse = decision { refusals.add(1, ordering: .relaxed) }
-        return decision
+        if let evicted {
+            evictions.add(1, ordering: .relaxed)
+            evicted.close(promise: nil)
+        }
+        return decision.admitted
     }
 
-    func authenticated(_ address: String) { state.withLock { $0.authenticated(address: address) } }
-    func closed(_ address: String, wasAuthenticated: Bool) { state.withLock { $0.closed(address: address, wasAuthenticated: wasAuthenticated) } }
+    func authenticated(_ id: Admission.ConnectionID) {
+        state.withLock { state in
+            state.admission.authenticated(id)
+            state.channels[id] = nil  // never evicted once authenticated
+        }
+    }
+
+    func closed(_ id: Admission.ConnectionID) {
+        state.withLock { state in
+            state.admission.closed(id)
+            state.channels[id] = nil
+        }
+    }
 
     /// Connections refused so far.
     var refusedCount: Int { refusals.load(ordering: .relaxed) }
+    /// Connections closed so far to make room for newer ones.
+    var evictedCount: Int { evictions.load(ordering: .relaxed) }
 }
 
 /// One connection's authentication: until ``authenticate()``, its frames are small and its

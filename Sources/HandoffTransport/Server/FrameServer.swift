@@ -131,7 +131,7 @@ public struct FrameServer: Sendable {
         -> (PeerIdentityBox, AuthenticationGate)?
     {
         let address = channel.remoteAddress?.ipAddress ?? "unknown"
-        if case .refuse = admission.admit(address) {
+        guard let admitted = admission.admit(channel, address: address) else {
             channel.close(promise: nil)
             return nil
         }
@@ -139,11 +139,11 @@ public struct FrameServer: Sendable {
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(security.handshakeDeadline)) { channel.close(promise: nil) }
         let gate = AuthenticationGate(maxFrameBytesBeforeAuthentication: security.maxFrameBytesBeforeAuthentication) {
             deadline.cancel()
-            admission.authenticated(address)
+            admission.authenticated(admitted)
         }
         channel.closeFuture.whenComplete { _ in
             deadline.cancel()
-            admission.closed(address, wasAuthenticated: gate.isAuthenticated)
+            admission.closed(admitted)
         }
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(security.tls.makeServerHandler())
