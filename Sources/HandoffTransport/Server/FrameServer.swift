@@ -188,12 +188,13 @@ public struct FrameServer: Sendable {
                         let remote = client.channel.remoteAddress
                         do {
                             try await client.executeThenClose { clientInbound, clientOutbound in
-                                try await handler(Connection(
+                                let connection = Connection(
                                     inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote,
                                     peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
                                     close: { client.channel.close(promise: nil) },
                                     limitOutbound: { await client.channel.limitOutbound(toBytes: $0) },
-                                    splice: splice))
+                                    splice: splice)
+                                try await Self.serve(connection, closed: client.channel.closeFuture, handler: handler)
                             }
                         } catch is CancellationError {
                             // Shutting down: not worth a log line per connection.
@@ -206,6 +207,21 @@ public struct FrameServer: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// Runs `handler` for one connection, and cancels it when the connection closes: whatever the
+    /// session waits for on the peer's behalf (an app's answer, a stream's acceptance, a person)
+    /// ends with the connection, instead of at its own deadline.
+    static func serve(_ connection: Connection, closed: EventLoopFuture<Void>,
+                      handler: @escaping @Sendable (Connection) async throws -> Void) async throws {
+        let (closeSignal, signal) = AsyncStream<Never>.makeStream()
+        closed.whenComplete { _ in signal.finish() }
+        try await withThrowingTaskGroup(of: Void.self) { session in
+            session.addTask { try await handler(connection) }
+            session.addTask { for await _ in closeSignal {} }  // ends when the channel closes (or on cancellation)
+            defer { session.cancelAll() }
+            try await session.next()
         }
     }
 

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A paired device gone bad against continuation streams, for the lab (review finding 2).
+
+Two modes, each printing one JSON object:
+
+  app    --socket PATH --type T      on the source host: an app that registers on the agent's
+         control socket, publishes an activity of type T that supports continuation streams,
+         prints {"activityID": ...} and then never answers an event (it holds the connection
+         for --seconds).
+  open   --host H --port P --cert C --key K --activity ID
+         on a paired host, with that host's identity: opens two connections, sends `hello` and
+         `streamOpen` with the same stream ID on both, reads what comes back for --seconds, then
+         closes both. Prints the frame kinds each connection received, and the error messages.
+
+Tests/HandoffIntegrationTests/StreamAbuseOnHostsTests.swift runs it.
+"""
+import argparse
+import json
+import select
+import socket
+import ssl
+import struct
+import time
+import uuid
+
+u32 = lambda n: struct.pack(">I", n)
+
+
+def S(s):
+    b = s.encode()
+    return b"\x05" + u32(len(b)) + b
+
+
+def I(n): return b"\x03" + struct.pack(">q", n)
+def U(u): return b"\x09" + u.bytes
+def A(*v): return b"\x0a" + u32(len(v)) + b"".join(v)
+
+
+def M(**kv):
+    out = b"\x0b" + u32(len(kv))
+    for k in sorted(kv):
+        kb = k.encode()
+        out += u32(len(kb)) + kb + kv[k]
+    return out
+
+
+def frame(kind, payload): return bytes([kind]) + u32(len(payload)) + payload
+
+
+def read_frames(sock, seconds):
+    """Frames (kind, payload) until the peer closes or `seconds` pass."""
+    frames, buffer, deadline = [], b"", time.time() + seconds
+    sock.setblocking(False)
+    while time.time() < deadline:
+        pending = isinstance(sock, ssl.SSLSocket) and sock.pending()
+        if not pending and not select.select([sock], [], [], 0.05)[0]:
+            continue
+        try:
+            chunk = sock.recv(65536)
+        except (ssl.SSLWantReadError, BlockingIOError):
+            continue
+        except (OSError, ssl.SSLError):
+            break
+        if not chunk:
+            break
+        buffer += chunk
+        while len(buffer) >= 5:
+            length = struct.unpack(">I", buffer[1:5])[0]
+            if len(buffer) < 5 + length:
+                break
+            frames.append((buffer[0], buffer[5:5 + length]))
+            buffer = buffer[5 + length:]
+    return frames
+
+
+def app(args):
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(args.socket)
+    def request(body):
+        payload = json.dumps(body).encode()
+        sock.sendall(frame(0x20, payload))
+    request({"command": "registerApp", "requestID": "1",
+             "app": {"bundleID": "com.example.silent", "teamID": "TEAM1", "activityTypes": [args.type]}})
+    request({"command": "publish", "requestID": "2",
+             "activity": {"activityType": args.type, "title": "silent", "supportsContinuationStreams": True}})
+    answered = {}
+    deadline = time.time() + 5
+    buffer = b""
+    while "2" not in answered and time.time() < deadline:
+        buffer += sock.recv(65536)
+        while len(buffer) >= 5:
+            length = struct.unpack(">I", buffer[1:5])[0]
+            if len(buffer) < 5 + length:
+                break
+            body = json.loads(buffer[5:5 + length])
+            buffer = buffer[5 + length:]
+            if "requestID" in body:
+                answered[body["requestID"]] = body
+    result = answered.get("2", {})
+    print(json.dumps({"activityID": (result.get("ok") or {}).get("id") if isinstance(result.get("ok"), dict) else result.get("ok"),
+                      "answer": result}), flush=True)
+    time.sleep(args.seconds)  # never answers streamsRequested
+
+
+def open_twice(args):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    context.load_cert_chain(args.cert, args.key)
+    hello = frame(0x01, M(protocol=S("handoff"), versions=A(I(2)), agentID=S("abuser"), name=S("abuser")))
+    stream_id = uuid.uuid4()
+    request = frame(0x07, M(activityID=U(uuid.UUID(args.activity)), streamID=U(stream_id)))
+    connections = [context.wrap_socket(socket.create_connection((args.host, args.port), timeout=5)) for _ in range(2)]
+    for c in connections:
+        c.sendall(hello + request)
+    received = [read_frames(c, args.seconds) for c in connections]
+    for c in connections:
+        c.close()
+    errors = []
+    for frames in received:
+        for kind, payload in frames:
+            if kind == 0x05:
+                errors.append(payload.decode("utf-8", "replace"))
+    print(json.dumps({"kinds": [["%02x" % k for k, _ in frames] for frames in received], "errors": errors}))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=["app", "open"])
+    p.add_argument("--socket")
+    p.add_argument("--type", default="com.example.silent.edit")
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    p.add_argument("--cert")
+    p.add_argument("--key")
+    p.add_argument("--activity")
+    p.add_argument("--seconds", type=float, default=2)
+    args = p.parse_args()
+    app(args) if args.mode == "app" else open_twice(args)
+
+
+if __name__ == "__main__":
+    main()
