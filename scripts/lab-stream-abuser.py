@@ -79,23 +79,29 @@ def app(args):
     def request(body):
         payload = json.dumps(body).encode()
         sock.sendall(frame(0x20, payload))
+    answered, buffer = {}, b""
+
+    def wait_for(request_id):
+        nonlocal buffer
+        deadline = time.time() + 5
+        while request_id not in answered and time.time() < deadline:
+            buffer += sock.recv(65536)
+            while len(buffer) >= 5:
+                length = struct.unpack(">I", buffer[1:5])[0]
+                if len(buffer) < 5 + length:
+                    break
+                body = json.loads(buffer[5:5 + length])
+                buffer = buffer[5 + length:]
+                if "requestID" in body:
+                    answered[body["requestID"]] = body
+
+    # Requests on one connection run concurrently: register first, then publish as this app.
     request({"command": "registerApp", "requestID": "1",
              "app": {"bundleID": "com.example.silent", "teamID": "TEAM1", "activityTypes": [args.type]}})
+    wait_for("1")
     request({"command": "publish", "requestID": "2",
              "activity": {"activityType": args.type, "title": "silent", "supportsContinuationStreams": True}})
-    answered = {}
-    deadline = time.time() + 5
-    buffer = b""
-    while "2" not in answered and time.time() < deadline:
-        buffer += sock.recv(65536)
-        while len(buffer) >= 5:
-            length = struct.unpack(">I", buffer[1:5])[0]
-            if len(buffer) < 5 + length:
-                break
-            body = json.loads(buffer[5:5 + length])
-            buffer = buffer[5 + length:]
-            if "requestID" in body:
-                answered[body["requestID"]] = body
+    wait_for("2")
     result = answered.get("2", {})
     print(json.dumps({"activityID": (result.get("ok") or {}).get("id") if isinstance(result.get("ok"), dict) else result.get("ok"),
                       "answer": result}), flush=True)
