@@ -12,6 +12,12 @@ Two modes, each printing one JSON object:
          `streamOpen` with the same stream ID on both, reads what comes back for --seconds, then
          closes both. Prints the frame kinds each connection received, and the error messages.
 
+  pipeline --host H --port P --cert C --key K --activity ID --connections N --frames F
+         the review's memory suspicion: N connections, each sending `hello`, a `streamOpen`
+         (its own stream ID) that the silent app never accepts, then F full 64 KiB `streamData`
+         frames pipelined behind it while the session waits; holds them --seconds, then closes.
+         Prints how many connections were accepted and how many bytes each pushed.
+
 Tests/HandoffIntegrationTests/StreamAbuseOnHostsTests.swift runs it.
 """
 import argparse
@@ -20,6 +26,7 @@ import select
 import socket
 import ssl
 import struct
+import threading
 import time
 import uuid
 
@@ -131,9 +138,52 @@ def open_twice(args):
     print(json.dumps({"kinds": [["%02x" % k for k, _ in frames] for frames in received], "errors": errors}))
 
 
+def pipeline(args):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    context.load_cert_chain(args.cert, args.key)
+    hello = frame(0x01, M(protocol=S("handoff"), versions=A(I(2)), agentID=S("abuser"), name=S("abuser")))
+    data = frame(0x09, bytes(65536 - 5))
+    connections, pushed = [], []
+
+    def push(index, c):
+        # Blocking writes: a write blocks while the agent does not read (its buffers are full).
+        try:
+            for _ in range(args.frames):
+                c.sendall(data)
+                pushed[index] += len(data)
+        except (OSError, ssl.SSLError, ValueError):
+            pass
+
+    for _ in range(args.connections):
+        try:
+            c = context.wrap_socket(socket.create_connection((args.host, args.port), timeout=5))
+            c.settimeout(None)
+            c.sendall(hello + frame(0x07, M(activityID=U(uuid.UUID(args.activity)), streamID=U(uuid.uuid4()))))
+        except (OSError, ssl.SSLError):
+            continue
+        connections.append(c)
+        pushed.append(0)
+    threads = [threading.Thread(target=push, args=(i, c), daemon=True) for i, c in enumerate(connections)]
+    for t in threads:
+        t.start()
+    time.sleep(args.seconds)
+    print(json.dumps({"connections": len(connections), "pushedKiB": [p // 1024 for p in pushed]}), flush=True)
+    for c in connections:
+        try:
+            c.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        c.close()
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["app", "open"])
+    p.add_argument("mode", choices=["app", "open", "pipeline"])
+    p.add_argument("--connections", type=int, default=60)
+    p.add_argument("--frames", type=int, default=20)
     p.add_argument("--socket")
     p.add_argument("--type", default="com.example.silent.edit")
     p.add_argument("--host")
@@ -143,7 +193,7 @@ def main():
     p.add_argument("--activity")
     p.add_argument("--seconds", type=float, default=2)
     args = p.parse_args()
-    app(args) if args.mode == "app" else open_twice(args)
+    {"app": app, "open": open_twice, "pipeline": pipeline}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -118,6 +118,16 @@ final class LabDriver: @unchecked Sendable {
         try lab(["trust"] + hosts)
     }
 
+    /// The resident set of a host's agent, in KiB.
+    func agentRSS(_ host: String) throws -> Int {
+        let pid = try String(contentsOfFile: "\(try path(host))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { throw LabError("no VmRSS for \(host)'s agent (pid \(pid))") }
+        return kib
+    }
+
     /// A host's device ID, from `handoff status --json`.
     func deviceID(_ host: String) throws -> String {
         let status = try JSONSerialization.jsonObject(with: Data(try handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]

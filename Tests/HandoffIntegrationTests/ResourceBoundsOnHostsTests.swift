@@ -18,12 +18,7 @@ extension TrustOnHostsTests {
     }
 
     /// The resident set of a host's agent, in KiB.
-    func agentRSS(_ host: String) throws -> Int {
-        let pid = try String(contentsOfFile: "\(try lab.path(host))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
-        return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
-    }
+    func agentRSS(_ host: String) throws -> Int { try lab.agentRSS(host) }
 
     /// The hostile-peer arguments that make it a host's device (its certificate and key).
     func identityArguments(of host: String) throws -> [String] {

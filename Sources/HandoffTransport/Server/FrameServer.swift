@@ -102,7 +102,7 @@ public struct FrameServer: Sendable {
                     try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
                 }
                 let splice = try StreamSplice.add(to: channel)
-                let connection = try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+                let connection = try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel, configuration: Self.connectionConfiguration)
                 unclaimed.add(connection)
                 return Accepted(channel: connection, identity: identity, gate: gate, peerUID: uid, splice: splice)
             }
@@ -209,6 +209,13 @@ public struct FrameServer: Sendable {
             }
         }
     }
+
+    /// Each connection buffers at most two decoded frames (64 KiB each at most) for its session,
+    /// then stops reading until the session takes one: a peer that pipelines frames while its
+    /// session waits (for an app, a person, a stream's acceptance) holds at most 2 frames here, the
+    /// frame being decoded and the socket buffers, not NIO's default of 10 frames.
+    static let connectionConfiguration = NIOAsyncChannel<Frame, Frame>.Configuration(
+        backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2))
 
     /// Runs `handler` for one connection, and cancels it when the connection closes: whatever the
     /// session waits for on the peer's behalf (an app's answer, a stream's acceptance, a person)
