@@ -131,8 +131,7 @@ public actor Agent {
 
     // MARK: Local activities
 
-    /// Makes an activity current on this host and advertises it. Returns its ID. An activity with
-    /// this ID published by another connection is not replaced (``ActivityStore/mayChange(_:by:)``).
+    /// Makes an activity current here and advertises it; returns its ID. Never replaces another connection's (``AppOwnership``).
     public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) throws(HandoffError) -> UUID {
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
@@ -140,13 +139,10 @@ public actor Agent {
         return activity.id
     }
 
-    /// Stops offering an activity, on behalf of control connection `connection` (nil: without a
-    /// registered app); only the connection that published it may (``ActivityStore/mayChange(_:by:)``).
+    /// Stops offering an activity, for control connection `connection` (nil: no app), if it published it (``AppOwnership``).
     public func resign(id: UUID, by connection: UUID? = nil) throws(HandoffError) {
         guard store.mayChange(id, by: connection) else { throw AppOwnership.notYours(id, "resign") }
-        guard let activity = store.resign(id: id) else {
-            throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds")
-        }
+        guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
         logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         refreshAdvertisement()
     }
@@ -185,8 +181,7 @@ public actor Agent {
 
     // MARK: Apps
 
-    /// An app declared itself on a control connection. Refused when another live connection
-    /// holds the bundle ID, or this one is already another app (``AppOwnership``).
+    /// An app declared itself on a control connection; refused if its bundle ID is another live connection's (``AppOwnership``).
     public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) {
         if let refusal = AppOwnership.refusal(manifest, on: link.id, registered: apps.mapValues(\.manifest)) { throw refusal }
         await link.register(manifest)
@@ -215,8 +210,7 @@ public actor Agent {
         }
     }
 
-    /// An app answered an event; over control connection `link` when it came from one, which
-    /// must be the connection the event was sent to (else 4608 and the event stays unanswered).
+    /// An app answered an event, over `link` (when from a connection): the one the event went to, else 4608 (``AppOwnership``).
     public func resolveReply(_ id: UUID, with result: JSONValue?, from link: UUID? = nil) throws(HandoffError) {
         if let link, let pending = pendingReplies[id], pending.link != link { throw AppOwnership.notYours(id, "answer") }
         pendingReplies.removeValue(forKey: id)?.continuation.resume(returning: result)
@@ -302,9 +296,9 @@ public actor Agent {
             break
         }
         defer { launchGate.finished(bundleID) }
-        let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
         let handle: ChildProcess.Handle
         do {
+            let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
             handle = try ChildProcess.spawn(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
         } catch {
             logger.info("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])

@@ -49,6 +49,8 @@ public actor HandoffApplication {
     /// - Parameters:
     ///   - manifest: the app's bundle ID, team ID and the activity types it continues.
     ///   - socketPath: the agent's control socket; default `HANDOFF_SOCKET`, else the agent's default.
+    ///     ``run()`` refuses it (4609, sending nothing) unless its directory is the user's and the
+    ///     agent listening runs as the user (`ControlSocketCheck`).
     ///   - delegate: receives the continuing side's callbacks.
     public init(manifest: AppManifest, socketPath: String? = nil, delegate: any HandoffApplicationDelegate) {
         self.manifest = manifest

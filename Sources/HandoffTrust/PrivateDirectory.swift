@@ -37,7 +37,7 @@ public enum PrivateDirectory {
         let extra = UInt32(info.st_mode) & forbidden & 0o077
         guard extra == 0 else {
             let what = extra & 0o022 != 0 ? "is writable by other users" : "is readable by other users"
-            return "\(what) (mode \(String(UInt32(info.st_mode) & 0o7777, radix: 8)), expected no \(String(forbidden, radix: 8)) bits)"
+            return "\(what) (mode \(String(UInt32(info.st_mode) & 0o7777, radix: 8)))"
         }
         return nil
     }

@@ -26,6 +26,9 @@ final class HandoffIntegrationTests: LabTestCase {
                  "command": ["sh", "-c", "sleep 2; echo x >> \"\(dir)/count-$HANDOFF_ACTIVITY_ID\""]],
                 ["activityTypes": ["com.example.notes.edit", "com.example.notes.big"],
                  "command": ["sh", "-c", "cat > \"\(dir)/received-$HANDOFF_ACTIVITY_ID.json\"; echo x >> \"\(dir)/count-$HANDOFF_ACTIVITY_ID\""]],
+                // What a handler inherits: its shell's descriptors and its environment.
+                ["activityTypes": ["com.example.notes.probe"],
+                 "command": ["sh", "-c", "ls -l /proc/$$/fd > \"\(dir)/fds-$HANDOFF_ACTIVITY_ID\"; env > \"\(dir)/env-$HANDOFF_ACTIVITY_ID\""]],
             ],
             "urlOpener": ["sh", "-c", "echo \"$1\" >> \"\(dir)/opened-urls\"", "sh"],
         ]
@@ -89,6 +92,41 @@ final class HandoffIntegrationTests: LabTestCase {
     }
 
     // MARK: Continuing
+
+    /// The agent's peer listener, control socket and connections are sockets it never marks
+    /// close-on-exec (NIO): a handler must hold none of them, and only the documented variables.
+    func testHandlerInheritsOnlyStandardDescriptorsAndTheMinimalEnvironment() throws {
+        let id = try lab.publish("h1", "--type", "com.example.notes.probe", "--title", "Probe")
+        defer { _ = try? lab.handoff("h1", "resign", id) }
+        try lab.waitUntilListed(id, on: "h2")
+        let (status, response) = try lab.continueActivity(id, on: "h2")
+        XCTAssertEqual(status, 0, "\(response)")
+        let dir = try lab.path("h2")
+        let listing = try String(contentsOfFile: "\(dir)/fds-\(id)", encoding: .utf8)
+        var targets: [String: String] = [:]  // fd -> what it is open on
+        for line in listing.split(separator: "\n") {
+            guard let arrow = line.range(of: " -> "), let fd = line[..<arrow.lowerBound].split(separator: " ").last else { continue }
+            targets[String(fd)] = String(line[arrow.upperBound...])
+        }
+        XCTAssertTrue(Set(targets.keys).isSuperset(of: ["0", "1", "2"]), listing)
+        XCTAssertFalse(listing.contains("socket:"), listing)
+        // Beyond 0, 1, 2 only the shell's own copy of its standard output, saved (at 10) while
+        // `>` points fd 1 at the file: the agent's log, as fd 2 is.
+        for (fd, target) in targets where !["0", "1", "2"].contains(fd) {
+            XCTAssertEqual(target, targets["2"], "fd \(fd) was inherited: \(listing)")
+        }
+        let environment = try String(contentsOfFile: "\(dir)/env-\(id)", encoding: .utf8)
+        let names = Set(environment.split(separator: "\n").compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
+        let allowed: Set<String> = [
+            "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "XDG_RUNTIME_DIR", "DISPLAY", "WAYLAND_DISPLAY",
+            "DBUS_SESSION_BUS_ADDRESS", "XDG_SESSION_TYPE", "XDG_CURRENT_DESKTOP", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "XDG_DATA_HOME",
+            "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "BROWSER",
+            "HANDOFF_ACTIVITY_TYPE", "HANDOFF_ACTIVITY_ID", "HANDOFF_PEER",
+            "PWD", "OLDPWD", "SHLVL", "_",  // set by the shell itself
+        ]
+        XCTAssertTrue(names.subtracting(allowed).filter { !$0.hasPrefix("LC_") }.isEmpty, "unexpected: \(names.subtracting(allowed).sorted())")
+        XCTAssertTrue(environment.contains("HANDOFF_PEER=h1"), environment)
+    }
 
     func testContinueDeliversIdenticalUserInfoToTheHandler() throws {
         let userInfoJSON = """

@@ -33,7 +33,11 @@ public enum ControlSocketCheck {
         do {
             try PrivateDirectory.check(directory, forbidding: forbiddenBits(forDirectory: directory), purpose: "the control socket's directory")
         } catch {
-            throw ControlSocketError(socketPath: socketPath, reason: "\(error) (--socket, HANDOFF_SOCKET or the agent's socketPath); with XDG_RUNTIME_DIR unset the default is /tmp/handoff-\(getuid())")
+            var reason = "\(error) (--socket, HANDOFF_SOCKET or the agent's config key socketPath)"
+            if directory == "/tmp/handoff-\(getuid())" {
+                reason += "; it is the default only because XDG_RUNTIME_DIR is unset: set XDG_RUNTIME_DIR, or remove \(directory) and start handoffd again"
+            }
+            throw ControlSocketError(socketPath: socketPath, reason: reason)
         }
     }
 
