@@ -23,21 +23,30 @@
 public struct KeyProbeSchedule<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// The bounds.
     public struct Limits: Sendable, Hashable {
+        /// Probes per second, sustained, to all endpoints together.
         public var probesPerSecond: Double = 1
+        /// Probes at once after a quiet while.
         public var burst: Int = 8
+        /// How long an endpoint waits after an exchange with a paired device, and after its
+        /// first failure (doubling with each further one).
         public var retryInterval: Duration = .seconds(30)
+        /// The longest wait, and the wait after an unpaired device answered.
         public var maximumBackoff: Duration = .seconds(30 * 60)
+        /// Endpoints on lower ports are never asked.
         public var lowestAgentPort = 1024
         /// Endpoints remembered; past it, those whose wait ended longest ago are forgotten.
         public var maxTrackedEndpoints = 1024
 
+        /// The defaults: 1 probe a second, 8 at once, 30 s to 30 min per endpoint, ports >= 1024.
         public init() {}
     }
 
     /// Where an advertisement points: its first address (or host) and port.
     public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+        /// An address, or a host name when the advertisement gave no address.
         public var host: String
         public var port: Int
+        /// The endpoint `host:port`.
         public init(host: String, port: Int) {
             self.host = host
             self.port = port
@@ -53,11 +62,13 @@ public struct KeyProbeSchedule<Instant: InstantProtocol>: Sendable where Instant
         var firstSeen: Instant
     }
 
+    /// The bounds in force.
     public let limits: Limits
     private var records: [Endpoint: Record] = [:]
     private var tokens: Double
     private var refilledAt: Instant?
 
+    /// A schedule with `limits`, its bucket full.
     public init(limits: Limits = Limits()) {
         self.limits = limits
         tokens = Double(limits.burst)
