@@ -121,7 +121,7 @@ final class TrustOnHostsTests: LabTestCase {
         XCTAssertTrue(try lab.offered(on: "h3").isEmpty)
         XCTAssertTrue(try lab.handoff("h3", "peers").stdout.contains("no peers"))
         let browse = try lab.exec("h3", ["avahi-browse", "-rpt", "_handoff._tcp"]).stdout
-        XCTAssertTrue(browse.contains("\"v=2\""), browse)
+        XCTAssertTrue(browse.contains("\"v=3\""), browse)
         for secret in ["Secret", "com.example", "h1;", "h2;", id] { XCTAssertFalse(browse.contains(secret), "avahi-browse on h3 shows \(secret)") }
         // Asking h1 directly, over TLS with a certificate of its own, gets a clear refusal.
         let dir = try lab.path("h3")
