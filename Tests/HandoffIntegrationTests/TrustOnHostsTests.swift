@@ -168,12 +168,18 @@ final class TrustOnHostsTests: LabTestCase {
         }
         XCTAssertNotEqual(try lab.deviceID("h1"), realID, "a new identity")
 
+        // It holds h1's advertising key, but cannot sign as h1: h2 takes its records for forgeries
+        // and never lists (nor connects to) it.
+        let h2Log = "\(try lab.path("h2"))/handoffd.log"
+        let mark = lab.logLines(h2Log).count
         let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "From the impostor")
-        try lab.waitUntilListed(id, on: "h2")
+        try lab.waitUntil("h2 refusing the impostor's record", timeout: 10) {
+            lab.logLines(h2Log).dropFirst(mark).contains { $0.contains("ignoring a forged advertisement") }
+        }
+        XCTAssertFalse(try lab.offered(on: "h2").contains { $0["id"] as? String == id })
         let continued = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(continued.status, 1)
-        XCTAssertEqual(failure(continued).code, 4609)
-        XCTAssertTrue(failure(continued).message.contains("impostor"), failure(continued).message)
+        XCTAssertEqual(failure(continued).code, 4608, "an activity h2 never listed is unknown to it")
 
         let real = try lab.publish("h2", "--type", "com.example.notes.edit", "--title", "Only for the real h1")
         defer { _ = try? lab.handoff("h2", "resign", real) }
