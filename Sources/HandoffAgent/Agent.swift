@@ -46,8 +46,8 @@ public actor Agent {
     private var sealedFrom: SealInput
     /// The timestamp of the last sealed advertisement (ms since 1970, strictly increasing).
     private var sealTimestamp: UInt64
-    /// The newest advertisement timestamp seen from each paired device; older ones are replays.
-    var seenTimestamps: [DeviceID: UInt64] = [:]
+    /// The newest advertisement taken from each device (older ones are replays), as saved.
+    var seenAdvertisements: SeenAdvertisementsFile
     /// Advertisements this agent cannot open (unpaired devices, or keys not yet learnt), by
     /// instance name.
     var unreadable: [String: UnreadableService] = [:]
@@ -109,10 +109,13 @@ public actor Agent {
         let sealInput = SealInput(
             plaintext: ActivityAdvertisement(agentID: agentID, sequence: 0, current: nil, name: configuration.name)
                 .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes),
-            pairingName: nil, key: security.initialTrust.ownAdvertisingKey)
+            pairingName: nil, key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName)
         self.sealedFrom = sealInput
-        self.sealTimestamp = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
-        let initialTXT = sealInput.seal(timestamp: sealTimestamp)
+        self.seenAdvertisements = SeenAdvertisementsFile(seen: security.initialSeen)
+        // Past the last record of our own that peers may have taken, even if the clock went back.
+        let ownLast = security.initialSeen.last[security.identity.deviceID]?.timestamp ?? 0
+        self.sealTimestamp = max(UInt64(max(0, Date().timeIntervalSince1970 * 1000)), ownLast &+ 1)
+        let initialTXT = sealInput.seal(timestamp: sealTimestamp, identity: security.identity)
         self.advertisedTXT = initialTXT
         self.advertiser = ServiceAdvertiser(
             name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: initialTXT, logger: logger)
@@ -163,18 +166,19 @@ public actor Agent {
     public func lookUp(id: UUID) -> Activity? { store.activity(id: id) }
 
     /// Seals the current advertisement for the paired devices and publishes it, unless nothing
-    /// changed (the activity, the pairing window or the advertising key).
+    /// changed (the activity, the pairing window, the advertising key or the registered instance name).
     func refreshAdvertisement(now: Date = Date()) {
         let current = store.current(at: now).map {
             ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
         }
         let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: configuration.name)
             .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
-        let input = SealInput(plaintext: plaintext, pairingName: pairingWindow == nil ? nil : configuration.name, key: trust.ownAdvertisingKey)
+        let input = SealInput(plaintext: plaintext, pairingName: pairingWindow == nil ? nil : configuration.name, key: trust.ownAdvertisingKey,
+                              instanceName: advertiser.registeredName ?? instanceName)
         guard input != sealedFrom else { return }
         sealedFrom = input
         sealTimestamp = max(UInt64(max(0, now.timeIntervalSince1970 * 1000)), sealTimestamp + 1)
-        let txt = input.seal(timestamp: sealTimestamp)
+        let txt = input.seal(timestamp: sealTimestamp, identity: security.identity)
         advertisedTXT = txt
         advertiser.updateTXTRecord(txt)
     }
@@ -464,54 +468,13 @@ public actor Agent {
 
     // MARK: Peers
 
-    /// Applies a discovery event. A sealed advertisement is opened with the paired devices' keys;
-    /// one that cannot be opened is kept aside (an unpaired device, or a key not learnt yet).
+    /// Applies a discovery event. A sealed advertisement is opened with the paired devices' keys
+    /// and taken only when signed by its device and fresh; one that cannot be opened is kept
+    /// aside (an unpaired device, or a key not learnt yet). See Agent+Advertisements.swift.
     public func handle(_ event: BrowseEvent) {
         switch event {
-        case .resolved(let service):
-            let sealed: SealedAdvertisement.Public
-            do { sealed = try SealedAdvertisement.parse(txtRecord: service.txtRecord) } catch {
-                if directory.remove(name: service.instanceName) != nil { logger.info("peer gone", metadata: ["handoff.peer": "\(service.instanceName)"]) }
-                unreadable.removeValue(forKey: service.instanceName)
-                logger.debug("ignoring service", metadata: ["handoff.peer": "\(service.instanceName)", "handoff.reason": "\(error)"])
-                return
-            }
-            var keys = trust.devices.compactMap { device in device.advertisingKey.map { (device.deviceID, $0) } }
-            keys.append((deviceID, trust.ownAdvertisingKey))
-            guard let opened = SealedAdvertisement.open(sealed, keys: keys) else {
-                // Whatever this instance said before can no longer be verified.
-                if let peer = directory.remove(name: service.instanceName) { logger.info("peer unreadable", metadata: ["handoff.peer": "\(peer.name)"]) }
-                let isNew = unreadable[service.instanceName] == nil
-                unreadable[service.instanceName, default: UnreadableService(service: service)].service = service
-                if isNew { logger.debug("sealed advertisement from an unknown device", metadata: ["handoff.peer": "\(service.instanceName)"]) }
-                learnKey(ofInstance: service.instanceName)
-                return
-            }
-            unreadable.removeValue(forKey: service.instanceName)
-            guard opened.deviceID != deviceID else { return }
-            if let last = seenTimestamps[opened.deviceID], opened.timestamp < last {
-                logger.info("ignoring a replayed advertisement", metadata: ["handoff.peer": "\(service.instanceName)"])
-                return
-            }
-            seenTimestamps[opened.deviceID] = opened.timestamp
-            resolveGenerations[opened.deviceID, default: 0] += 1
-            let update = directory.update(
-                name: service.instanceName, hostTarget: service.hostTarget, addresses: service.addresses,
-                port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID)
-            switch update {
-            case .added, .changed:
-                logger.info("peer \(update == .added ? "found" : "updated")", metadata: [
-                    "handoff.peer": "\(directory.peer(named: service.instanceName)?.name ?? service.instanceName)",
-                    "handoff.device": "\(opened.deviceID.shortID)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
-                ])
-            case .ignored(let why):
-                logger.info("ignoring service", metadata: ["handoff.peer": "\(service.instanceName)", "handoff.reason": "\(why)"])
-            case .unchanged, .ownAdvertisement:
-                break
-            }
-        case .removed(let name):
-            unreadable.removeValue(forKey: name)
-            if let peer = directory.remove(name: name) { logger.info("peer gone", metadata: ["handoff.peer": "\(peer.name)"]) }
+        case .resolved(let service): handleResolved(service)
+        case .removed(let name): handleRemoved(name)
         }
     }
 

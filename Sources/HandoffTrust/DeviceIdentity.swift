@@ -27,6 +27,10 @@ public struct DeviceIdentity: Sendable {
     public let privateKeyPEM: String
     /// The self-signed certificate, DER.
     public let certificateDER: [UInt8]
+    /// The public key of the certificate: what paired devices check this device's signatures with.
+    public let publicKey: DevicePublicKey
+    /// The private key's raw scalar, for ``sign(_:)``.
+    private let signingKeyBytes: [UInt8]
 
     /// Loads the identity stored in `directory`, or creates and stores a new one.
     ///
@@ -98,25 +102,40 @@ public struct DeviceIdentity: Sendable {
         DeviceID(certificateDER: der)
     }
 
-    private init(deviceID: DeviceID, certificatePEM: String, privateKeyPEM: String, certificateDER: [UInt8]) {
+    /// Signs `message` with this device's private key: ECDSA P-256 with SHA-256, the raw 64-byte
+    /// form (r‖s). ``DevicePublicKey/isValidSignature(_:for:)`` with ``publicKey`` checks it.
+    public func sign(_ message: [UInt8]) -> [UInt8] {
+        do {
+            let key = try P256.Signing.PrivateKey(rawRepresentation: signingKeyBytes)
+            return Array(try key.signature(for: message).rawRepresentation)
+        } catch {
+            // The key was parsed and checked when the identity was loaded.
+            preconditionFailure("signing with the device key failed: \(error)")
+        }
+    }
+
+    private init(deviceID: DeviceID, certificatePEM: String, privateKeyPEM: String, certificateDER: [UInt8],
+                 key: P256.Signing.PrivateKey) throws(TrustStoreError) {
         self.deviceID = deviceID
         self.certificatePEM = certificatePEM
         self.privateKeyPEM = privateKeyPEM
         self.certificateDER = certificateDER
+        self.publicKey = try DevicePublicKey(x963: Array(key.publicKey.x963Representation))
+        self.signingKeyBytes = Array(key.rawRepresentation)
     }
 
     private static func identity(key: P256.Signing.PrivateKey, certificate: Certificate, path: String) throws(TrustStoreError) -> DeviceIdentity {
-        do {
-            let document = try certificate.serializeAsPEM()
-            return DeviceIdentity(
-                deviceID: DeviceID(certificateDER: document.derBytes),
-                certificatePEM: document.pemString + "\n",
-                privateKeyPEM: key.pemRepresentation + "\n",
-                certificateDER: document.derBytes
-            )
-        } catch {
-            throw TrustStoreError("cannot encode the certificate for \(path): \(error)")
+        let serialized = Result { try certificate.serializeAsPEM() }
+        guard case .success(let document) = serialized else {
+            throw TrustStoreError("cannot encode the certificate for \(path): \(serialized)")
         }
+        return try DeviceIdentity(
+            deviceID: DeviceID(certificateDER: document.derBytes),
+            certificatePEM: document.pemString + "\n",
+            privateKeyPEM: key.pemRepresentation + "\n",
+            certificateDER: document.derBytes,
+            key: key
+        )
     }
 
     private static func parseKey(_ bytes: [UInt8], path: String, advice: String) throws(TrustStoreError) -> P256.Signing.PrivateKey {

@@ -7,61 +7,86 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A DNS-SD TXT record whose content only paired devices can read.
+/// A DNS-SD TXT record whose content only paired devices can read, and only its sender can have
+/// written.
 ///
-/// The advertised content (for example an `ActivityAdvertisement`'s record) is sealed with
-/// ChaCha20-Poly1305 under the advertiser's ``AdvertisingKey`` (a random 12-byte nonce, associated
-/// data `handoff-ad-v2`), after an 8-byte big-endian timestamp. The sealed box (nonce, ciphertext,
-/// tag) is base64 encoded and split over TXT strings:
+/// The advertised content (for example an `ActivityAdvertisement`'s record) is first signed with
+/// the sender's device key (ECDSA P-256, SHA-256; see ``DeviceIdentity/sign(_:)``) over
 ///
 /// ```
-/// v=2  s0=<base64…>  s1=<base64…>  …  [pair=<name>]
+/// "handoff-ad-v3" ‖ len(instance) (2 bytes, big-endian) ‖ instance name (UTF-8) ‖ timestamp (8 bytes, big-endian) ‖ content
+/// ```
+///
+/// so that the record cannot be moved to another DNS-SD instance name nor its timestamp changed.
+/// Then `timestamp ‖ signature (64 bytes, r‖s) ‖ content` is sealed with ChaCha20-Poly1305 under
+/// the sender's ``AdvertisingKey`` (a random 12-byte nonce, associated data `handoff-ad-v3`). The
+/// signature is inside the sealed box: an observer who knows a device's public key (any host that
+/// connects to its agent sees its certificate) cannot check records against it. The sealed box
+/// (nonce, ciphertext, tag) is base64 encoded and split over TXT strings:
+///
+/// ```
+/// v=3  s0=<base64…>  s1=<base64…>  …  [pair=<name>]
 /// ```
 ///
 /// `pair` is present only while the device is waiting to be paired, so that the person can pick
-/// it in a list. An observer without the key learns nothing else: not the device, not its
-/// activity, not even whether two records come from the same device.
+/// it in a list. A receiver opens a record with the advertising keys of its paired devices and
+/// accepts it only when the signature verifies with the public key of the device whose key opened
+/// it (``open(_:instanceName:senders:)``): a paired device that holds another's advertising key
+/// can read, but not forge, its records. An observer without the key reads nothing of the
+/// content; what the rest of the DNS-SD service tells (host name, address) is in SECURITY.md.
 public enum SealedAdvertisement {
     /// The value of `v` in a sealed record.
-    public static let protocolVersion = 2
+    public static let protocolVersion = 3
 
-    /// The largest record ``txtRecord(sealing:timestamp:key:pairingName:)`` produces, in bytes:
+    /// The largest record ``txtRecord(sealing:timestamp:instanceName:key:identity:pairingName:)`` produces, in bytes:
     /// the same bound as `ActivityAdvertisement.maximumRecordSize`.
     public static let maximumRecordSize = 1300
 
-    /// The largest plaintext ``txtRecord(sealing:timestamp:key:pairingName:)`` accepts: 720 bytes.
+    /// The largest plaintext ``txtRecord(sealing:timestamp:instanceName:key:identity:pairingName:)``
+    /// accepts: 656 bytes.
     ///
-    /// With it the sealed box is 756 bytes, 1008 base64 characters, which fill exactly four TXT
-    /// strings (`s0`…`s3`, 256 bytes each); with `v=2` (4 bytes) and the longest `pair` string
-    /// (256 bytes) the record is 1284 bytes, within ``maximumRecordSize``.
-    public static let maximumPlaintextBytes = 720
+    /// With it the sealed box is 756 bytes (nonce, tag, timestamp, signature and content), 1008
+    /// base64 characters, which fill exactly four TXT strings (`s0`…`s3`, 256 bytes each); with
+    /// `v=3` (4 bytes) and the longest `pair` string (256 bytes) the record is 1284 bytes, within
+    /// ``maximumRecordSize``.
+    public static let maximumPlaintextBytes = 656
 
     /// The associated data of every sealed box.
-    static let associatedData: [UInt8] = Array("handoff-ad-v2".utf8)
-    /// Nonce (12) + tag (16) + timestamp (8): the smallest sealed box.
-    static let minimumSealedBytes = 12 + 16 + 8
+    static let associatedData: [UInt8] = Array("handoff-ad-v3".utf8)
+    /// The bytes a signature starts with, so it cannot be taken for a signature of anything else.
+    static let signatureContext: [UInt8] = Array("handoff-ad-v3".utf8)
+    /// An ECDSA P-256 signature in raw form (r‖s).
+    static let signatureBytes = 64
+    /// Nonce (12) + tag (16) + timestamp (8) + signature (64): the smallest sealed box.
+    static let minimumSealedBytes = 12 + 16 + 8 + 64
     /// The most `sN` strings a record may have.
     static let maximumSealedStrings = 16
 
-    /// The TXT rdata advertising `plaintext`, sealed under `key`.
+    /// The TXT rdata advertising `plaintext`, signed by `identity` and sealed under `key`.
     ///
     /// - Parameters:
     ///   - plaintext: what paired devices will read; at most ``maximumPlaintextBytes`` bytes.
-    ///   - timestamp: sealed with the plaintext (for example seconds since 1970), so a receiver can
-    ///     ignore a replayed older record.
+    ///   - timestamp: signed and sealed with the plaintext (for example milliseconds since 1970),
+    ///     so a receiver can ignore a replayed record; never the same for two different records.
+    ///   - instanceName: the DNS-SD instance name the record is published under; signed, so the
+    ///     record is refused under any other name.
     ///   - key: this device's own advertising key.
+    ///   - identity: this device's identity, whose key signs the record.
     ///   - pairingName: the name to show to devices looking for one to pair with, only while
     ///     pairing; truncated on a character boundary to fit one TXT string.
     /// - Precondition: `plaintext.count <= maximumPlaintextBytes`; the caller keeps its content
     ///   under the limit (for example by shortening a title).
-    public static func txtRecord(sealing plaintext: [UInt8], timestamp: UInt64, key: AdvertisingKey, pairingName: String? = nil) -> [UInt8] {
+    public static func txtRecord(sealing plaintext: [UInt8], timestamp: UInt64, instanceName: String, key: AdvertisingKey,
+                                 identity: DeviceIdentity, pairingName: String? = nil) -> [UInt8] {
         precondition(
             plaintext.count <= maximumPlaintextBytes,
             "a sealed advertisement holds at most \(maximumPlaintextBytes) bytes, not \(plaintext.count): shorten what is advertised"
         )
+        let signature = identity.sign(signedBytes(instanceName: instanceName, timestamp: timestamp, plaintext: plaintext))
         var message: [UInt8] = []
-        message.reserveCapacity(8 + plaintext.count)
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: timestamp >> UInt64(shift))) }
+        message.reserveCapacity(8 + signatureBytes + plaintext.count)
+        message.append(contentsOf: bigEndian(timestamp))
+        message.append(contentsOf: signature)
         message.append(contentsOf: plaintext)
 
         let sealed: [UInt8]
@@ -130,7 +155,7 @@ public enum SealedAdvertisement {
     /// Keys are case-insensitive and a key's first occurrence wins (RFC 6763); strings without
     /// `=`, with an empty key, or with unknown keys are ignored. `v` must be the integer
     /// ``protocolVersion``; the `sN` strings must run from `s0` without gaps, with N below 16;
-    /// their concatenation must be standard base64 of 36...1300 bytes; `pair` must be UTF-8.
+    /// their concatenation must be standard base64 of 100...1300 bytes; `pair` must be UTF-8.
     ///
     /// - Throws: ``SealedAdvertisementError`` saying what is wrong.
     public static func parse(txtRecord: [UInt8]) throws(SealedAdvertisementError) -> Public {
@@ -194,23 +219,87 @@ public enum SealedAdvertisement {
         return Public(version: number, sealed: sealed, pairingName: pairingName)
     }
 
-    /// Opens a record with each paired device's advertising key in turn; returns the first that
-    /// authenticates, or nil when none does (the record is from an unpaired device, or was
-    /// tampered with).
-    public static func open(_ advertisement: Public, keys: [(DeviceID, AdvertisingKey)]) -> Opened? {
+    /// A device whose records this agent reads: its advertising key and, once learnt, its public key.
+    public struct Sender: Sendable, Hashable {
+        /// Who the device is.
+        public var deviceID: DeviceID
+        /// The key it seals its records with.
+        public var advertisingKey: AdvertisingKey
+        /// The key its signatures verify with; nil until learnt from its certificate.
+        public var publicKey: DevicePublicKey?
+
+        /// Creates a sender.
+        public init(deviceID: DeviceID, advertisingKey: AdvertisingKey, publicKey: DevicePublicKey?) {
+            self.deviceID = deviceID
+            self.advertisingKey = advertisingKey
+            self.publicKey = publicKey
+        }
+    }
+
+    /// What opening a record found.
+    public enum Opening: Sendable, Hashable {
+        /// Sealed with a sender's key and signed by that sender for this instance name.
+        case opened(Opened)
+        /// Sealed with the key of this device, but not signed by it for this instance name: forged
+        /// by another holder of its advertising key, or moved from another instance.
+        case forged(DeviceID)
+        /// Sealed with the key of this device, whose public key is not known yet: nothing it says
+        /// can be believed until the key is learnt.
+        case unverified(DeviceID)
+        /// No sender's key opens it (an unpaired device, a key not learnt yet, or tampering).
+        case unreadable
+    }
+
+    /// Opens a record published under `instanceName` with each sender's advertising key, and
+    /// checks the signature with the public key of the sender whose key opened it.
+    ///
+    /// Every sender is tried (two devices could hold the same advertising key): a record is
+    /// ``Opening/opened(_:)`` only when it is signed by the very device it is attributed to.
+    public static func open(_ advertisement: Public, instanceName: String, senders: [Sender]) -> Opening {
         guard advertisement.version == protocolVersion,
             advertisement.sealed.count >= minimumSealedBytes,
             let box = try? ChaChaPoly.SealedBox(combined: advertisement.sealed)
-        else { return nil }
-        for (id, key) in keys {
-            guard let message = try? ChaChaPoly.open(box, using: SymmetricKey(data: key.bytes), authenticating: associatedData),
-                message.count >= 8
+        else { return .unreadable }
+        var forged: DeviceID?
+        var unverified: DeviceID?
+        for sender in senders {
+            guard let message = try? ChaChaPoly.open(box, using: SymmetricKey(data: sender.advertisingKey.bytes), authenticating: associatedData),
+                message.count >= 8 + signatureBytes
             else { continue }
             let bytes = Array(message)
             let timestamp = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return Opened(deviceID: id, timestamp: timestamp, plaintext: Array(bytes.dropFirst(8)))
+            let signature = Array(bytes[8..<(8 + signatureBytes)])
+            let plaintext = Array(bytes[(8 + signatureBytes)...])
+            guard let publicKey = sender.publicKey else {
+                unverified = unverified ?? sender.deviceID
+                continue
+            }
+            guard publicKey.isValidSignature(signature, for: signedBytes(instanceName: instanceName, timestamp: timestamp, plaintext: plaintext)) else {
+                forged = forged ?? sender.deviceID
+                continue
+            }
+            return .opened(Opened(deviceID: sender.deviceID, timestamp: timestamp, plaintext: plaintext))
         }
-        return nil
+        if let forged { return .forged(forged) }
+        if let unverified { return .unverified(unverified) }
+        return .unreadable
+    }
+
+    /// What the sender signs: the context, the instance name, the timestamp and the content.
+    static func signedBytes(instanceName: String, timestamp: UInt64, plaintext: [UInt8]) -> [UInt8] {
+        let name = Array(instanceName.utf8.prefix(0xFFFF))
+        var bytes = signatureContext
+        bytes.reserveCapacity(bytes.count + 2 + name.count + 8 + plaintext.count)
+        bytes.append(UInt8(name.count >> 8))
+        bytes.append(UInt8(name.count & 0xFF))
+        bytes.append(contentsOf: name)
+        bytes.append(contentsOf: bigEndian(timestamp))
+        bytes.append(contentsOf: plaintext)
+        return bytes
+    }
+
+    private static func bigEndian(_ value: UInt64) -> [UInt8] {
+        stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: value >> UInt64($0)) }
     }
 }
 

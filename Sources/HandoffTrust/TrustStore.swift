@@ -12,14 +12,19 @@ public struct PairedDevice: Sendable, Hashable {
     public var name: String
     /// The key it seals its advertisements with; nil until it has told us.
     public var advertisingKey: AdvertisingKey?
+    /// The key it signs its advertisements with, from its certificate; nil until a TLS connection
+    /// with it showed the certificate.
+    public var publicKey: DevicePublicKey?
     /// When it was paired, to the second (as stored).
     public var pairedAt: Date
 
     /// Creates a paired device; `pairedAt` is rounded down to the second, as it is stored.
-    public init(deviceID: DeviceID, name: String, advertisingKey: AdvertisingKey? = nil, pairedAt: Date = Date()) {
+    public init(deviceID: DeviceID, name: String, advertisingKey: AdvertisingKey? = nil, publicKey: DevicePublicKey? = nil,
+                pairedAt: Date = Date()) {
         self.deviceID = deviceID
         self.name = name
         self.advertisingKey = advertisingKey
+        self.publicKey = publicKey
         self.pairedAt = Date(timeIntervalSince1970: pairedAt.timeIntervalSince1970.rounded(.down))
     }
 }
@@ -32,8 +37,10 @@ public struct PairedDevice: Sendable, Hashable {
 /// ```json
 /// {"version": 1, "advertisingKey": "<base64>",
 ///  "devices": [{"deviceID": "P56IOI7-…", "name": "laptop", "advertisingKey": "<base64>",
-///               "pairedAt": "2025-05-01T12:00:00Z"}]}
+///               "publicKey": "<base64 of the X9.63 P-256 key>", "pairedAt": "2025-05-01T12:00:00Z"}]}
 /// ```
+///
+/// `publicKey` is optional (files written before it existed are read as they are).
 public struct TrustStore: Sendable, Hashable {
     /// The file name of the store in its directory.
     public static let fileName = "trust.json"
@@ -63,11 +70,12 @@ public struct TrustStore: Sendable, Hashable {
     }
 
     /// Adds a paired device, or replaces the entry with the same ID. A replacement without an
-    /// advertising key keeps the key already known.
+    /// advertising key or public key keeps the key already known.
     public mutating func add(_ device: PairedDevice) {
         var device = device
         if let index = devices.firstIndex(where: { $0.deviceID == device.deviceID }) {
             if device.advertisingKey == nil { device.advertisingKey = devices[index].advertisingKey }
+            if device.publicKey == nil { device.publicKey = devices[index].publicKey }
             devices.remove(at: index)
         }
         let index = devices.firstIndex { Self.precedes(device, $0) } ?? devices.endIndex
@@ -93,12 +101,41 @@ public struct TrustStore: Sendable, Hashable {
 
     /// Records the advertising key a paired device now uses. Returns whether anything changed:
     /// false when the device is not paired or the key is the one already known.
+    ///
+    /// - Throws: ``TrustStoreError`` when the key is this device's own or another paired device's
+    ///   (``checkAdvertisingKey(_:for:)``): a device that claims another's key wants its own
+    ///   records taken for the other's, or the other's for its own.
     @discardableResult
-    public mutating func updateAdvertisingKey(_ key: AdvertisingKey, for id: DeviceID) -> Bool {
+    public mutating func updateAdvertisingKey(_ key: AdvertisingKey, for id: DeviceID) throws(TrustStoreError) -> Bool {
         guard let index = devices.firstIndex(where: { $0.deviceID == id }),
             devices[index].advertisingKey != key
         else { return false }
+        try checkAdvertisingKey(key, for: id)
         devices[index].advertisingKey = key
+        return true
+    }
+
+    /// Checks that device `id` may use `key`: it is neither this device's own key nor the key of
+    /// another paired device.
+    ///
+    /// - Throws: ``TrustStoreError`` naming the device that holds the key.
+    public func checkAdvertisingKey(_ key: AdvertisingKey, for id: DeviceID) throws(TrustStoreError) {
+        if key == ownAdvertisingKey {
+            throw TrustStoreError("device \(id.shortID) claims this device's own advertising key; refused (it is not its key)")
+        }
+        if let holder = devices.first(where: { $0.deviceID != id && $0.advertisingKey == key }) {
+            throw TrustStoreError("device \(id.shortID) claims the advertising key of \(holder.name) (\(holder.deviceID.shortID)); refused (each device has its own key)")
+        }
+    }
+
+    /// Records the public key of a paired device, learnt from its certificate. Returns whether
+    /// anything changed: false when the device is not paired or the key is already known.
+    @discardableResult
+    public mutating func updatePublicKey(_ key: DevicePublicKey, for id: DeviceID) -> Bool {
+        guard let index = devices.firstIndex(where: { $0.deviceID == id }),
+            devices[index].publicKey != key
+        else { return false }
+        devices[index].publicKey = key
         return true
     }
 
@@ -143,6 +180,7 @@ public struct TrustStore: Sendable, Hashable {
         var deviceID: String
         var name: String
         var advertisingKey: String?
+        var publicKey: String?
         var pairedAt: String
     }
 
@@ -156,6 +194,7 @@ public struct TrustStore: Sendable, Hashable {
                     deviceID: $0.deviceID.description,
                     name: $0.name,
                     advertisingKey: $0.advertisingKey?.base64,
+                    publicKey: $0.publicKey?.base64,
                     pairedAt: $0.pairedAt.formatted(.iso8601)
                 )
             }
@@ -210,11 +249,19 @@ public struct TrustStore: Sendable, Hashable {
                     throw corrupt("\(what): \(error.message)")
                 }
             }
+            var publicKey: DevicePublicKey?
+            if let text = entry.publicKey {
+                do {
+                    publicKey = try DevicePublicKey(base64: text)
+                } catch {
+                    throw corrupt("\(what): \(error.message)")
+                }
+            }
             guard let pairedAt = try? Date(entry.pairedAt, strategy: .iso8601) else {
                 throw corrupt("\(what): pairedAt \"\(entry.pairedAt)\" is not an ISO 8601 date")
             }
             guard !store.isPaired(id) else { throw corrupt("\(what): device \(id) is listed twice") }
-            store.add(PairedDevice(deviceID: id, name: entry.name, advertisingKey: key, pairedAt: pairedAt))
+            store.add(PairedDevice(deviceID: id, name: entry.name, advertisingKey: key, publicKey: publicKey, pairedAt: pairedAt))
         }
         return store
     }

@@ -26,7 +26,12 @@ final class RefusingConnector: PeerConnector {
 
 /// The peer that unit tests' advertisements come from: paired with every agent `makeAgent` makes.
 enum TestPeer {
-    static let deviceID = DeviceID(certificateDER: Array("test peer certificate".utf8))
+    /// The peer's identity: its key signs its advertisements.
+    static let peerIdentity: DeviceIdentity = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-unit-peer-\(UUID().uuidString.prefix(8))").path
+        return try! DeviceIdentity.loadOrCreate(directory: directory, commonName: "test peer")
+    }()
+    static var deviceID: DeviceID { peerIdentity.deviceID }
     static let key = AdvertisingKey.random()
     /// Sealing timestamps, increasing (older ones would be refused as replays).
     static let clock = Atomic<UInt64>(1_000)
@@ -37,10 +42,16 @@ enum TestPeer {
         return try! DeviceIdentity.loadOrCreate(directory: directory, commonName: "unit-host")
     }()
 
-    /// Seals a plain advertisement as the test peer.
-    static func seal(_ plaintext: [UInt8]) -> [UInt8] {
+    /// Seals a plain advertisement as the test peer, for the instance `instanceName`.
+    static func seal(_ plaintext: [UInt8], instanceName: String) -> [UInt8] {
         let timestamp = clock.add(1, ordering: .relaxed).newValue
-        return SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, key: key)
+        return seal(plaintext, instanceName: instanceName, timestamp: timestamp)
+    }
+
+    /// Seals as the test peer with a given timestamp (and, to forge, another identity or key).
+    static func seal(_ plaintext: [UInt8], instanceName: String, timestamp: UInt64, key: AdvertisingKey = key,
+                     signer: DeviceIdentity = peerIdentity) -> [UInt8] {
+        SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, instanceName: instanceName, key: key, identity: signer)
     }
 }
 
@@ -49,7 +60,8 @@ func makeAgent(connector: any PeerConnector = RefusingConnector(), configure: (i
     var configuration = AgentConfiguration(name: "unit-host", socketPath: "/tmp/handoff-unit-unused.sock")
     configuration.serviceType = "_handoffunit._tcp"
     configure(&configuration)
-    let trust = TrustStore(devices: [PairedDevice(deviceID: TestPeer.deviceID, name: "test peer", advertisingKey: TestPeer.key)])
+    let trust = TrustStore(devices: [PairedDevice(deviceID: TestPeer.deviceID, name: "test peer", advertisingKey: TestPeer.key,
+                                                  publicKey: TestPeer.peerIdentity.publicKey)])
     let security = try! AgentSecurity(identity: TestPeer.identity, trust: trust, stateDirectory: nil)
     return Agent(configuration: configuration, port: 7123, connector: connector, logger: quietLogger, security: security)
 }
@@ -57,7 +69,7 @@ func makeAgent(connector: any PeerConnector = RefusingConnector(), configure: (i
 func peerService(name: String, agentID: String, seq: UInt64, offering activity: Activity?, addresses: [String] = ["127.0.0.1"], port: UInt16 = 7200) -> DiscoveredService {
     DiscoveredService(
         instanceName: name, serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "\(name).local.", port: port,
-        txtRecord: TestPeer.seal(Sample.txt(agent: agentID, seq: seq, current: activity)), addresses: addresses, interfaceIndex: 2)
+        txtRecord: TestPeer.seal(Sample.txt(agent: agentID, seq: seq, current: activity), instanceName: name), addresses: addresses, interfaceIndex: 2)
 }
 
 extension Result {
@@ -233,6 +245,9 @@ struct AgentTests {
         let offered = Sample.activity(5)
         await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 1, offering: offered)))
         await agent.handle(.removed(instanceName: "kitchen"))
+        // Anyone can send a goodbye: the paired peer stays until liveness finds it gone.
+        #expect(await agent.listJSON().arrayValue?.count == 1)
+        await agent.setReachability(TestPeer.deviceID, reachable: false, lastHeard: nil)
         #expect(await agent.peersJSON() == .array([]))
         #expect(await agent.listJSON() == .array([]))
 
@@ -242,8 +257,10 @@ struct AgentTests {
         #expect(error.message.contains("left the network"))
         #expect(connector.attempts.isEmpty, "no connection is attempted to a peer that left")
 
-        // When it comes back, the activity can be continued again (and fails only at connect).
+        // When it comes back (and liveness watches it afresh), the activity can be continued
+        // again (and fails only at connect).
         await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 1, offering: offered)))
+        await agent.setReachability(TestPeer.deviceID, reachable: true, lastHeard: nil)
         let again = try #require(await agent.continueActivity(id: offered.id).error)
         #expect(again.code.rawValue == 4609)
         #expect(!again.message.contains("left the network"))
@@ -449,7 +466,7 @@ struct ControlSessionTests {
             let plaintext = Sample.txt(agent: "peer-kitchen", seq: seq, current: activity)
             return DiscoveredService(
                 instanceName: "kitchen", serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "kitchen.local.", port: 7200,
-                txtRecord: SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, key: TestPeer.key),
+                txtRecord: TestPeer.seal(plaintext, instanceName: "kitchen", timestamp: timestamp),
                 addresses: ["127.0.0.1"], interfaceIndex: 2)
         }
         let current = Sample.activity(1, title: "Now")
@@ -464,7 +481,7 @@ struct ControlSessionTests {
         let plaintext = Sample.txt(agent: "peer-stranger", seq: 1, current: Sample.activity(3))
         await agent.handle(.resolved(DiscoveredService(
             instanceName: "stranger", serviceType: "_handoffunit._tcp", domain: "local.", hostTarget: "stranger.local.", port: 7300,
-            txtRecord: SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: 1, key: .random()),
+            txtRecord: TestPeer.seal(plaintext, instanceName: "stranger", timestamp: 1, key: .random()),
             addresses: ["127.0.0.1"], interfaceIndex: 2)))
         #expect(await agent.peersJSON() == .array([]))
         #expect(await agent.listJSON() == .array([]))
@@ -488,7 +505,11 @@ struct ControlSessionTests {
         await #expect(throws: HandoffError.self) { try await agent.trustRemove(TestPeer.deviceID) }
         await #expect(throws: HandoffError.self) { try await agent.trustAdd(agent.deviceID, name: nil) }
         _ = try await agent.trustAdd(TestPeer.deviceID, name: "kitchen", advertisingKey: TestPeer.key)
+        // The key opens its records, but its signatures cannot be checked before its certificate is known.
         await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 2, offering: Sample.activity(4))))
+        #expect(await agent.listJSON() == .array([]))
+        _ = try await agent.trustAdd(TestPeer.deviceID, name: "kitchen", certificateDER: TestPeer.peerIdentity.certificateDER)
+        await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 3, offering: Sample.activity(4))))
         #expect(await agent.listJSON().arrayValue?.count == 1)
     }
 }

@@ -74,7 +74,7 @@ final class HandoffIntegrationTests: LabTestCase {
         XCTAssertEqual(fields[7], "198.18.0.1")
         XCTAssertEqual(fields[8], "\(port)")
         let txt = fields[9]
-        XCTAssertTrue(txt.contains("\"v=2\""), txt)
+        XCTAssertTrue(txt.contains("\"v=3\""), txt)
         XCTAssertTrue(txt.contains("\"s0="), txt)
         for secret in [agentID, id, "com.example", "Read by", "title=", "type=", "aid="] {
             XCTAssertFalse(txt.contains(secret), "TXT \(txt) shows \(secret)")

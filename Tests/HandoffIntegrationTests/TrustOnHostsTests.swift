@@ -86,7 +86,7 @@ final class TrustOnHostsTests: LabTestCase {
         XCTAssertTrue(try lab.offered(on: "h3").isEmpty)
         XCTAssertTrue(try lab.handoff("h3", "peers").stdout.contains("no peers"))
         let browse = try lab.exec("h3", ["avahi-browse", "-rpt", "_handoff._tcp"]).stdout
-        XCTAssertTrue(browse.contains("\"v=2\""), browse)
+        XCTAssertTrue(browse.contains("\"v=3\""), browse)
         for secret in ["Secret", "com.example", "h1;", "h2;", id] { XCTAssertFalse(browse.contains(secret), "avahi-browse on h3 shows \(secret)") }
         // Asking h1 directly, over TLS with a certificate of its own, gets a clear refusal.
         let dir = try lab.path("h3")
@@ -133,12 +133,18 @@ final class TrustOnHostsTests: LabTestCase {
         }
         XCTAssertNotEqual(try lab.deviceID("h1"), realID, "a new identity")
 
+        // It holds h1's advertising key, but cannot sign as h1: h2 takes its records for forgeries
+        // and never lists (nor connects to) it.
+        let h2Log = "\(try lab.path("h2"))/handoffd.log"
+        let mark = lab.logLines(h2Log).count
         let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "From the impostor")
-        try lab.waitUntilListed(id, on: "h2")
+        try lab.waitUntil("h2 refusing the impostor's record", timeout: 10) {
+            lab.logLines(h2Log).dropFirst(mark).contains { $0.contains("ignoring a forged advertisement") }
+        }
+        XCTAssertFalse(try lab.offered(on: "h2").contains { $0["id"] as? String == id })
         let continued = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(continued.status, 1)
-        XCTAssertEqual(failure(continued).code, 4609)
-        XCTAssertTrue(failure(continued).message.contains("impostor"), failure(continued).message)
+        XCTAssertEqual(failure(continued).code, 4608, "an activity h2 never listed is unknown to it")
 
         let real = try lab.publish("h2", "--type", "com.example.notes.edit", "--title", "Only for the real h1")
         defer { _ = try? lab.handoff("h2", "resign", real) }

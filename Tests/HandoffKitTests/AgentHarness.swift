@@ -55,10 +55,12 @@ final class AgentHarness: Sendable {
         }
     }
 
-    /// Pairs the two agents, as `handoff trust add` with the advertising keys would.
+    /// Pairs the two agents, as `handoff trust add` with the advertising keys and certificates would.
     func pair(with other: AgentHarness) async throws {
-        _ = try await agent.trustAdd(other.agent.deviceID, name: other.name, advertisingKey: await other.agent.advertisingKey)
-        _ = try await other.agent.trustAdd(agent.deviceID, name: name, advertisingKey: await agent.advertisingKey)
+        _ = try await agent.trustAdd(other.agent.deviceID, name: other.name, advertisingKey: await other.agent.advertisingKey,
+                                     certificateDER: other.agent.security.identity.certificateDER)
+        _ = try await other.agent.trustAdd(agent.deviceID, name: name, advertisingKey: await agent.advertisingKey,
+                                           certificateDER: agent.security.identity.certificateDER)
     }
 
     /// Tells `other` about this agent's current advertisement, as DNS-SD would (pairing the two

@@ -74,6 +74,46 @@ struct TrustStoreTests {
         #expect(store.device(Self.id(2))?.advertisingKey == newKey)
     }
 
+    @Test("a device may not take another paired device's advertising key, nor this device's own (a forged `keys` message)")
+    func keyOfAnotherDeviceRefused() throws {
+        var store = Self.sample()
+        let phoneKey = try #require(store.device(Self.id(2))?.advertisingKey)
+        let laptopKey = try #require(store.device(Self.id(3))?.advertisingKey)
+        for (claimed, holder) in [(phoneKey, "phone"), (laptopKey, "laptop")] {
+            let error = #expect(throws: TrustStoreError.self) { try store.updateAdvertisingKey(claimed, for: Self.id(1)) }
+            #expect(error?.message.contains(holder) == true)
+        }
+        let own = #expect(throws: TrustStoreError.self) { try store.updateAdvertisingKey(store.ownAdvertisingKey, for: Self.id(1)) }
+        #expect(own?.message.contains("own advertising key") == true)
+        #expect(store.device(Self.id(1))?.advertisingKey == nil, "nothing was stored")
+        // Its own key again is fine; a fresh one too.
+        let same = try store.updateAdvertisingKey(phoneKey, for: Self.id(2))
+        let fresh = try store.updateAdvertisingKey(.random(), for: Self.id(1))
+        #expect(!same)
+        #expect(fresh)
+    }
+
+    @Test("a device's public key is stored, kept on re-adding, and read back")
+    func publicKeyStored() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let identity = SealedAdvertisementTests.identity
+        var store = Self.sample()
+        store.add(PairedDevice(deviceID: identity.deviceID, name: "signer", advertisingKey: .random()))
+        let learnt = store.updatePublicKey(identity.publicKey, for: identity.deviceID)
+        let again = store.updatePublicKey(identity.publicKey, for: identity.deviceID)
+        let unpaired = store.updatePublicKey(identity.publicKey, for: Self.id(9))
+        #expect(learnt && !again && !unpaired)
+        store.add(PairedDevice(deviceID: identity.deviceID, name: "renamed"))
+        #expect(store.device(identity.deviceID)?.publicKey == identity.publicKey)
+        try store.save(directory: dir.path)
+        let loaded = try TrustStore.load(directory: dir.path)
+        #expect(loaded == store)
+        #expect(loaded.device(identity.deviceID)?.publicKey == identity.publicKey)
+        let text = try String(contentsOfFile: dir.file("trust.json"), encoding: .utf8)
+        #expect(text.contains("\"publicKey\" : \"\(identity.publicKey.base64)\""))
+    }
+
     @Test("unpairing a device rotates this device's advertising key")
     func removeRotates() {
         var store = Self.sample()
@@ -87,12 +127,12 @@ struct TrustStoreTests {
     }
 
     @Test("a paired device's advertising key can be updated; an unpaired one's cannot")
-    func updateKey() {
+    func updateKey() throws {
         var store = Self.sample()
         let key = AdvertisingKey.random()
-        let first = store.updateAdvertisingKey(key, for: Self.id(1))
-        let again = store.updateAdvertisingKey(key, for: Self.id(1))
-        let unpaired = store.updateAdvertisingKey(key, for: Self.id(9))
+        let first = try store.updateAdvertisingKey(key, for: Self.id(1))
+        let again = try store.updateAdvertisingKey(key, for: Self.id(1))
+        let unpaired = try store.updateAdvertisingKey(key, for: Self.id(9))
         #expect(first)
         #expect(!again)
         #expect(!unpaired)

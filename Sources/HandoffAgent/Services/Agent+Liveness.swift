@@ -35,6 +35,10 @@ extension Agent {
     /// Liveness found a paired device unreachable (its activities are no longer offered) or
     /// reachable again.
     public func setReachability(_ deviceID: DeviceID, reachable: Bool, lastHeard: Date?) {
+        if !reachable {
+            // A goodbye heard for it is now confirmed.
+            for peer in directory.removeAfterGoodbye(deviceID: deviceID) { logger.info("peer gone", metadata: ["handoff.peer": "\(peer.name)"]) }
+        }
         guard directory.setReachable(deviceID, reachable, lastHeard: lastHeard) else { return }
         let name = directory.all.first { $0.deviceID == deviceID }?.name ?? deviceID.shortID
         if reachable {

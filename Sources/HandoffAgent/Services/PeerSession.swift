@@ -134,7 +134,7 @@ public enum PeerSession {
                 try await PairingSession.respond(name: name, commitment: commitment, inbound: &inbound, connection: connection, agent: agent)
                 return
             case .exchangeKeys(let key):
-                guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID) else { return }
+                guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID, certificateDER: connection.peerIdentity?.certificateDER) else { return }
                 try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
             case .sendAndClose(let frames, let reason):
                 try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer

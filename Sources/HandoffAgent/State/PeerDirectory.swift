@@ -77,6 +77,9 @@ public struct PeerDirectory: Sendable {
     /// Paired devices that liveness found unreachable, with when each was last heard from (nil:
     /// never). Their activities are not offered until they answer again.
     private var unreachable: [DeviceID: Date?] = [:]
+    /// Instances of paired peers a DNS-SD goodbye was heard for while liveness still found their
+    /// device answering: kept until liveness finds it gone, or a record is heard again.
+    private var saidGoodbye: Set<String> = []
     private let ownAgentID: String
 
     public init(ownAgentID: String) { self.ownAgentID = ownAgentID }
@@ -98,6 +101,8 @@ public struct PeerDirectory: Sendable {
             // A device that restarted comes back under a new instance name: forget the old one.
             for (key, peer) in peers where key != name && peer.deviceID == deviceID { peers.removeValue(forKey: key) }
         }
+        for key in saidGoodbye where peers[key] == nil { saidGoodbye.remove(key) }
+        saidGoodbye.remove(name)
         let previous = peers.updateValue(record, forKey: name)
         return previous == nil ? .added : (previous == record ? .unchanged : .changed)
     }
@@ -105,11 +110,30 @@ public struct PeerDirectory: Sendable {
     /// Forgets a service that went away.
     @discardableResult
     public mutating func remove(name: String) -> PeerRecord? {
+        saidGoodbye.remove(name)
         guard let record = peers.removeValue(forKey: name) else { return nil }
         departed.append(record)
         if departed.count > Self.departedCapacity { departed.removeFirst(departed.count - Self.departedCapacity) }
         return record
     }
+
+    /// A goodbye was heard for a paired peer's instance while its device still answers: keeps
+    /// the peer, marked, until ``removeAfterGoodbye(deviceID:)``. False (nothing kept) when the
+    /// instance holds no peer of a known device.
+    public mutating func keepAfterGoodbye(name: String) -> Bool {
+        guard let peer = peers[name], peer.deviceID != nil else { return false }
+        saidGoodbye.insert(name)
+        return true
+    }
+
+    /// Liveness found a device gone: forgets its instances a goodbye was heard for, and returns them.
+    public mutating func removeAfterGoodbye(deviceID: DeviceID) -> [PeerRecord] {
+        let names = peers.filter { saidGoodbye.contains($0.key) && $0.value.deviceID == deviceID }.map(\.key)
+        return names.compactMap { remove(name: $0) }
+    }
+
+    /// The peer on a DNS-SD instance.
+    public func peer(instance name: String) -> PeerRecord? { peers[name] }
 
     /// Every known peer, by name.
     public var all: [PeerRecord] { peers.values.sorted { ($0.name, $0.instanceName) < ($1.name, $1.instanceName) } }
@@ -167,7 +191,10 @@ public struct PeerDirectory: Sendable {
     @discardableResult
     public mutating func removeAll(deviceID: DeviceID) -> [String] {
         let names = peers.filter { $0.value.deviceID == deviceID }.map(\.key)
-        for name in names { peers.removeValue(forKey: name) }
+        for name in names {
+            peers.removeValue(forKey: name)
+            saidGoodbye.remove(name)
+        }
         departed.removeAll { $0.deviceID == deviceID }
         unreachable.removeValue(forKey: deviceID)
         return names

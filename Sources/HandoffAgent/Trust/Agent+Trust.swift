@@ -14,9 +14,12 @@ struct SealInput: Sendable, Equatable {
     var plaintext: [UInt8]
     var pairingName: String?
     var key: AdvertisingKey
+    /// The instance name the record is published under (signed into it).
+    var instanceName: String
 
-    func seal(timestamp: UInt64) -> [UInt8] {
-        SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, key: key, pairingName: pairingName)
+    func seal(timestamp: UInt64, identity: DeviceIdentity) -> [UInt8] {
+        SealedAdvertisement.txtRecord(sealing: plaintext, timestamp: timestamp, instanceName: instanceName, key: key,
+                                      identity: identity, pairingName: pairingName)
     }
 }
 
@@ -93,12 +96,21 @@ extension Agent {
 
     /// `handoff trust add`: pairs with a device by its ID, without a person confirming on both
     /// sides (provisioning). The device must add this one too.
-    /// With `advertisingKey`, the device's advertisements can be read at once; without, the
-    /// agent learns the key by connecting to the device when it sees its advertisement.
-    public func trustAdd(_ id: DeviceID, name: String?, advertisingKey: AdvertisingKey? = nil) throws(HandoffError) -> JSONValue {
+    /// With `advertisingKey` and `certificateDER` (the device's certificate, whose public key
+    /// checks its signatures), the device's advertisements can be read at once; without, the
+    /// agent learns them by connecting to the device when it sees its advertisement.
+    public func trustAdd(_ id: DeviceID, name: String?, advertisingKey: AdvertisingKey? = nil,
+                         certificateDER: [UInt8]? = nil) throws(HandoffError) -> JSONValue {
         guard id != deviceID else { throw .handoffFailed("\(id) is this device's own ID; add the ID that the other device's `handoff status` prints") }
+        var publicKey: DevicePublicKey?
+        do {
+            if let advertisingKey { try trust.checkAdvertisingKey(advertisingKey, for: id) }
+            if let certificateDER { publicKey = try DevicePublicKey(certificateDER: certificateDER, of: id) }
+        } catch {
+            throw .handoffFailed("\(error.message). Nothing was changed.")
+        }
         var next = trust
-        next.add(PairedDevice(deviceID: id, name: name ?? trust.device(id)?.name ?? id.shortID, advertisingKey: advertisingKey))
+        next.add(PairedDevice(deviceID: id, name: name ?? trust.device(id)?.name ?? id.shortID, advertisingKey: advertisingKey, publicKey: publicKey))
         try commit(next)
         logger.info("device trusted", metadata: ["handoff.device": "\(id.shortID)"])
         reopenUnreadable()
@@ -116,7 +128,7 @@ extension Agent {
         try commit(next)
         let closed = security.registry.closeAll(for: id)
         for name in directory.removeAll(deviceID: id) { unreadable.removeValue(forKey: name) }
-        seenTimestamps.removeValue(forKey: id)
+        if seenAdvertisements.seen.forget(id) { seenAdvertisementsChanged() }
         refreshAdvertisement()
         logger.info("device unpaired", metadata: ["handoff.device": "\(id.shortID)", "handoff.closed": "\(closed)"])
         return .object([
@@ -124,16 +136,30 @@ extension Agent {
         ])
     }
 
-    /// A paired device sent its advertising key (key exchange); returns this device's key.
-    func receivedAdvertisingKey(_ bytes: [UInt8], from id: DeviceID) -> AdvertisingKey? {
+    /// A paired device sent its advertising key (key exchange) over a TLS connection on which it
+    /// presented `certificateDER`; returns this device's key.
+    ///
+    /// The certificate's public key is recorded as the device's (its SHA-256 is the device ID, so
+    /// it is the device's own): its advertisements are verified with it. A key that is this
+    /// device's own or another paired device's is refused, and nil returned: the device gets
+    /// nothing back.
+    func receivedAdvertisingKey(_ bytes: [UInt8], from id: DeviceID, certificateDER: [UInt8]?) -> AdvertisingKey? {
         guard trust.isPaired(id), let key = try? AdvertisingKey(bytes: bytes) else { return nil }
-        if trust.device(id)?.advertisingKey != key {
-            var next = trust
-            _ = next.updateAdvertisingKey(key, for: id)
+        var next = trust
+        var changed = false
+        if let certificateDER, let publicKey = try? DevicePublicKey(certificateDER: certificateDER, of: id) {
+            changed = next.updatePublicKey(publicKey, for: id)
+        }
+        var refused = false
+        do { changed = try next.updateAdvertisingKey(key, for: id) || changed } catch {
+            logger.warning("refused the advertising key a paired device sent", metadata: ["handoff.device": "\(id.shortID)", "handoff.reason": "\(error.message)"])
+            refused = true
+        }
+        if changed {
             do { try commit(next) } catch { logger.warning("\(error.message)") }
             reopenUnreadable()
         }
-        return trust.ownAdvertisingKey
+        return refused ? nil : trust.ownAdvertisingKey
     }
 
     /// Tries the unreadable advertisements again (a key was learnt).
@@ -211,7 +237,7 @@ extension Agent {
                 switch try PeerMessage(frame: frame) {
                 case .hello: continue
                 case .keys(let key):
-                    _ = receivedAdvertisingKey(key, from: id)
+                    _ = receivedAdvertisingKey(key, from: id, certificateDER: connection.peerIdentity?.certificateDER)
                     logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
                 case .error(_, let message):
                     logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
@@ -303,7 +329,15 @@ extension Agent {
     /// Both users confirmed: stores the device and its advertising key.
     func completePairing(with id: DeviceID, name: String, key: [UInt8]) throws(HandoffError) -> JSONValue {
         var next = trust
-        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: try? AdvertisingKey(bytes: key)))
+        var advertisingKey = try? AdvertisingKey(bytes: key)
+        if let claimed = advertisingKey {
+            do { try trust.checkAdvertisingKey(claimed, for: id) } catch {
+                // Paired, but its records are not read until it sends a key of its own.
+                logger.warning("refused the advertising key a newly paired device sent", metadata: ["handoff.device": "\(id.shortID)", "handoff.reason": "\(error.message)"])
+                advertisingKey = nil
+            }
+        }
+        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: advertisingKey))
         try commit(next)
         logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
         reopenUnreadable()

@@ -16,28 +16,33 @@ public struct AgentSecurity: Sendable {
     public let registry: PeerConnectionRegistry
     /// The paired devices and advertising keys as loaded at start.
     public let initialTrust: TrustStore
+    /// The newest advertisement taken from each device, as loaded at start (replays of older
+    /// ones are refused across restarts).
+    public let initialSeen: SeenAdvertisements
     /// Where the identity and the trust store live (`stateDirectory`); nil keeps them in memory.
     public let stateDirectory: String?
     /// The paired devices' IDs, readable from any thread (the listener checks them when a TLS
     /// handshake completes); the agent updates it with its trust store.
     public let paired: PairedDeviceSet
 
-    public init(identity: DeviceIdentity, trust: TrustStore, stateDirectory: String?) throws {
+    public init(identity: DeviceIdentity, trust: TrustStore, seen: SeenAdvertisements = SeenAdvertisements(), stateDirectory: String?) throws {
         self.identity = identity
         self.tls = try PeerTLS(identity: identity)
         self.registry = PeerConnectionRegistry()
         self.initialTrust = trust
+        self.initialSeen = seen
         self.stateDirectory = stateDirectory
         self.paired = PairedDeviceSet(trust.devices.map(\.deviceID))
     }
 
-    /// Loads the identity and the paired devices from `configuration.stateDirectory`, creating
-    /// them on first start.
+    /// Loads the identity, the paired devices and the seen advertisements from
+    /// `configuration.stateDirectory`, creating them on first start.
     public static func load(_ configuration: AgentConfiguration) throws -> AgentSecurity {
         let directory = configuration.stateDirectory
         let identity = try DeviceIdentity.loadOrCreate(directory: directory, commonName: configuration.name)
         let trust = try TrustStore.load(directory: directory)
-        return try AgentSecurity(identity: identity, trust: trust, stateDirectory: directory)
+        let seen = try SeenAdvertisements.load(directory: directory)
+        return try AgentSecurity(identity: identity, trust: trust, seen: seen, stateDirectory: directory)
     }
 
     /// TLS for outgoing peer connections.

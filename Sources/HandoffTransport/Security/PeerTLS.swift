@@ -109,12 +109,16 @@ public struct PeerClientTLS: Sendable {
 
 /// Who is on the other end of one TLS connection, once the handshake is done.
 public final class PeerIdentityBox: Sendable {
-    private let value = Mutex<DeviceID?>(nil)
+    private let value = Mutex<(id: DeviceID, certificateDER: [UInt8])?>(nil)
 
     /// The peer's device ID; nil until the handshake completes.
-    public var deviceID: DeviceID? { value.withLock { $0 } }
+    public var deviceID: DeviceID? { value.withLock { $0?.id } }
 
-    func set(_ id: DeviceID) { value.withLock { $0 = id } }
+    /// The certificate the peer presented, DER; its SHA-256 is ``deviceID``. Nil until the
+    /// handshake completes.
+    public var certificateDER: [UInt8]? { value.withLock { $0?.certificateDER } }
+
+    func set(_ id: DeviceID, certificateDER: [UInt8]) { value.withLock { $0 = (id, certificateDER) } }
 }
 
 /// Records the peer's device ID when the TLS handshake completes (before any application data is
@@ -166,7 +170,7 @@ final class PeerIdentityHandler: ChannelInboundHandler, RemovableChannelHandler 
                     return
                 }
             }
-            box.set(id)
+            box.set(id, certificateDER: der)
             onIdentified?(id)
             handshakeDone?.succeed()
         }
