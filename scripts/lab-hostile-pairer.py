@@ -24,30 +24,9 @@ import ssl
 import struct
 import time
 
-HELLO, PAIR_REQUEST, PAIR_NONCE, PAIR_REVEAL, PAIR_CONFIRM, KEYS = 0x01, 0x30, 0x31, 0x32, 0x33, 0x34
-u32 = lambda n: struct.pack(">I", n)
+from lab_wire import B, D, M, S, frame, hello, tls_context, u32
 
-
-def S(s):
-    b = s.encode("utf-8", "surrogatepass")
-    return b"\x05" + u32(len(b)) + b
-
-
-def D(b): return b"\x06" + u32(len(b)) + b
-def I(n): return b"\x03" + struct.pack(">q", n)
-def B(v): return b"\x02" if v else b"\x01"  # true 0x02, false 0x01
-def A(*v): return b"\x0a" + u32(len(v)) + b"".join(v)
-
-
-def M(**kv):
-    out = b"\x0b" + u32(len(kv))
-    for k in sorted(kv):
-        kb = k.encode()
-        out += u32(len(kb)) + kb + kv[k]
-    return out
-
-
-def frame(kind, payload): return bytes([kind]) + u32(len(payload)) + payload
+PAIR_REQUEST, PAIR_NONCE, PAIR_REVEAL, PAIR_CONFIRM, KEYS = 0x30, 0x31, 0x32, 0x33, 0x34
 
 
 def read_frame(sock):
@@ -79,18 +58,12 @@ def main():
     args = p.parse_args()
     name = args.name.encode("utf-8").decode("unicode_escape")
 
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    context.minimum_version = ssl.TLSVersion.TLSv1_3
-    context.load_cert_chain(args.cert, args.key)
-    sock = context.wrap_socket(socket.create_connection((args.host, args.port), timeout=args.wait))
+    sock = tls_context(args.cert, args.key).wrap_socket(socket.create_connection((args.host, args.port), timeout=args.wait))
     id_i = hashlib.sha256(ssl.PEM_cert_to_DER_cert(open(args.cert).read())).digest()
     id_r = hashlib.sha256(sock.getpeercert(binary_form=True)).digest()
     nonce_i = os.urandom(32)
     commitment = hashlib.sha256(b"handoff-pair-commit-v1" + id_i + id_r + nonce_i).digest()
-    hello = frame(HELLO, M(protocol=S("handoff"), versions=A(I(2)), agentID=S("hostile"), name=S(name)))
-    sock.sendall(hello + frame(PAIR_REQUEST, M(name=S(name), commitment=D(commitment))))
+    sock.sendall(hello(name) + frame(PAIR_REQUEST, M(name=S(name), commitment=D(commitment))))
 
     received, key_seen, code = [], False, None
     deadline = time.time() + args.wait

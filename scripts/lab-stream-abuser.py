@@ -30,28 +30,7 @@ import threading
 import time
 import uuid
 
-u32 = lambda n: struct.pack(">I", n)
-
-
-def S(s):
-    b = s.encode()
-    return b"\x05" + u32(len(b)) + b
-
-
-def I(n): return b"\x03" + struct.pack(">q", n)
-def U(u): return b"\x09" + u.bytes
-def A(*v): return b"\x0a" + u32(len(v)) + b"".join(v)
-
-
-def M(**kv):
-    out = b"\x0b" + u32(len(kv))
-    for k in sorted(kv):
-        kb = k.encode()
-        out += u32(len(kb)) + kb + kv[k]
-    return out
-
-
-def frame(kind, payload): return bytes([kind]) + u32(len(payload)) + payload
+from lab_wire import M, U, frame, hello, tls_context
 
 
 def read_frames(sock, seconds):
@@ -116,17 +95,13 @@ def app(args):
 
 
 def open_twice(args):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    context.minimum_version = ssl.TLSVersion.TLSv1_3
-    context.load_cert_chain(args.cert, args.key)
-    hello = frame(0x01, M(protocol=S("handoff"), versions=A(I(2)), agentID=S("abuser"), name=S("abuser")))
+    context = tls_context(args.cert, args.key)
+    greeting = hello("abuser")
     stream_id = uuid.uuid4()
     request = frame(0x07, M(activityID=U(uuid.UUID(args.activity)), streamID=U(stream_id)))
     connections = [context.wrap_socket(socket.create_connection((args.host, args.port), timeout=5)) for _ in range(2)]
     for c in connections:
-        c.sendall(hello + request)
+        c.sendall(greeting + request)
     received = [read_frames(c, args.seconds) for c in connections]
     for c in connections:
         c.close()
@@ -139,12 +114,8 @@ def open_twice(args):
 
 
 def pipeline(args):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    context.minimum_version = ssl.TLSVersion.TLSv1_3
-    context.load_cert_chain(args.cert, args.key)
-    hello = frame(0x01, M(protocol=S("handoff"), versions=A(I(2)), agentID=S("abuser"), name=S("abuser")))
+    context = tls_context(args.cert, args.key)
+    greeting = hello("abuser")
     data = frame(0x09, bytes(65536 - 5))
     connections, pushed = [], []
 
@@ -161,7 +132,7 @@ def pipeline(args):
         try:
             c = context.wrap_socket(socket.create_connection((args.host, args.port), timeout=5))
             c.settimeout(None)
-            c.sendall(hello + frame(0x07, M(activityID=U(uuid.UUID(args.activity)), streamID=U(uuid.uuid4()))))
+            c.sendall(greeting + frame(0x07, M(activityID=U(uuid.UUID(args.activity)), streamID=U(uuid.uuid4()))))
         except (OSError, ssl.SSLError):
             continue
         connections.append(c)

@@ -84,6 +84,8 @@ public actor Agent {
     nonisolated let streamRelays = StreamRelays()
     /// Continuation stream pairs relayed now, as either side's agent (`handoff status`).
     public nonisolated var openStreamPairs: Int { streamRelays.open }
+    /// Inbox bytes per peer device (`limits.maxInboxBytesPerDevice`).
+    public nonisolated let inboxQuota: InboxQuota
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
     private var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
 
@@ -127,6 +129,7 @@ public actor Agent {
             timeouts: ContinuationTimeouts(connect: configuration.limits.connectTimeout, fetch: configuration.limits.fetchTimeout),
             pool: pool)
         self.dispatcher = ActivityDispatcher(configuration: configuration, logger: logger)
+        self.inboxQuota = InboxQuota(limit: configuration.limits.maxInboxBytesPerDevice)
     }
 
     /// The DNS-SD registration, to run in the service group.

@@ -275,6 +275,26 @@ struct AgentTests {
         #expect(await agent.continueActivity(id: Sample.id(1)).error?.code.rawValue == 4608)
     }
 
+    @Test("an activity that arrives with another type than the one advertised runs no handler (4608)")
+    func typeMismatchRunsNothing() async throws {
+        let dir = try ScratchDirectory()
+        defer { dir.remove() }
+        let advertised = Sample.activity(6, title: "Groceries")
+        // The source serves, under the advertised ID, an activity of another type.
+        var served = advertised
+        served.activityType = Sample.mapsView
+        let connector = InMemoryConnector(source: .agent(InMemoryActivityTable([served]), now: Date()))
+        let agent = makeAgent(connector: connector) {
+            $0.handlers = [.init(activityTypes: ["*"], command: shell(#"touch "$1""#, dir.file("ran")))]
+        }
+        await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 1, offering: advertised)))
+
+        let error = try #require(await agent.continueActivity(id: advertised.id).error)
+        #expect(error.code.rawValue == 4608)
+        #expect(error.message.contains("not the \(Sample.notesEdit.rawValue) it advertised"), "\(error.message)")
+        #expect(!dir.exists("ran"), "no handler ran")
+    }
+
     @Test("continuing through an in-memory source runs the handler and reports who took it")
     func continueDelivers() async throws {
         let dir = try ScratchDirectory()

@@ -6,10 +6,13 @@ import Testing
 /// An app that records what it is asked to open.
 final class OpeningDelegate: HandoffApplicationDelegate {
     let log = CallLog()
+    /// What the app answers: true, it handled what it was sent.
+    let handles: Bool
+    init(handles: Bool = true) { self.handles = handles }
     func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { false }
     func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool {
         log.add("\(url.absoluteString)|\(sourceApplication ?? "-")|\(annotation.map { $0.json.serialized } ?? "-")")
-        return true
+        return handles
     }
 }
 
@@ -17,14 +20,15 @@ final class OpeningDelegate: HandoffApplicationDelegate {
 struct OpenURLTests {
     static let manifest = AppManifest(bundleID: "com.example.viewer", teamID: "TEAM1", activityTypes: [])
 
-    func withHosts(_ body: @Sendable (AgentHarness, AgentHarness, String, OpeningDelegate) async throws -> Void) async throws {
+    func withHosts(inboxQuota: Int = 256 << 20, appHandles: Bool = true, _ body: @Sendable (AgentHarness, AgentHarness, String, OpeningDelegate) async throws -> Void) async throws {
         let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("inbox-\(UUID().uuidString.prefix(8))").path
         let sender = try await AgentHarness.start(name: "sender")
         let receiver = try await AgentHarness.start(name: "receiver") {
             $0.inboxDirectory = inbox
             $0.limits.maxOpenFileBytes = 1 << 20
+            $0.limits.maxInboxBytesPerDevice = inboxQuota
         }
-        let viewer = OpeningDelegate()
+        let viewer = OpeningDelegate(handles: appHandles)
         let app = HandoffApplication(manifest: Self.manifest, socketPath: receiver.socketPath, delegate: viewer)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sender.run() }
@@ -86,6 +90,37 @@ struct OpenURLTests {
             #expect(error.code == .userActivityHandoffFailed)
             #expect(error.message.contains("file URLs are not accepted"), "\(error.message)")
             #expect(viewer.log.all.isEmpty)
+        }
+    }
+
+    @Test("a file the app declines is not kept in its Inbox")
+    func declinedFileDeleted() async throws {
+        try await withHosts(appHandles: false) { sender, _, inbox, viewer in
+            let request = OpenRequest(bundleID: Self.manifest.identity.bundleID, fileName: "declined.txt", fileSize: 5)
+            let result = try await sender.agent.open(request, file: Array("hello".utf8), onPeer: "receiver").get()
+            #expect(result["handled"]?.boolValue == false)
+            #expect(viewer.log.all.count == 1, "the app was asked")
+            #expect(!FileManager.default.fileExists(atPath: "\(inbox)/com.example.viewer/Inbox/declined.txt"))
+        }
+    }
+
+    @Test("a device's files in Inboxes count against limits.maxInboxBytesPerDevice until the app deletes them")
+    func inboxQuota() async throws {
+        try await withHosts(inboxQuota: 300_000) { sender, _, inbox, viewer in
+            let bytes = [UInt8](repeating: 1, count: 200_000)
+            func send(_ name: String) async -> Result<JSONValue, HandoffError> {
+                await sender.agent.open(OpenRequest(bundleID: Self.manifest.identity.bundleID, fileName: name, fileSize: bytes.count), file: bytes, onPeer: "receiver")
+            }
+            #expect(try await send("one.bin").get()["handled"]?.boolValue == true)
+            let over = await send("two.bin")
+            guard case .failure(let error) = over else { Issue.record("the second file passed the quota: \(over)"); return }
+            #expect(error.code == .userActivityHandoffUserInfoTooLarge)
+            #expect(error.message.contains("limits.maxInboxBytesPerDevice"), "\(error.message)")
+            #expect(!FileManager.default.fileExists(atPath: "\(inbox)/com.example.viewer/Inbox/two.bin"))
+            #expect(viewer.log.all.count == 1)
+            // The app reads and deletes the first file: the device has its room back.
+            try FileManager.default.removeItem(atPath: "\(inbox)/com.example.viewer/Inbox/one.bin")
+            #expect(try await send("three.bin").get()["handled"]?.boolValue == true)
         }
     }
 

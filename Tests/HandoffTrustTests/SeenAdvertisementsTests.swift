@@ -88,8 +88,9 @@ struct SeenAdvertisementsTests {
     func corrupt(_ text: String) throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
-        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: dir.file(SeenAdvertisements.fileName)))
+        // Private, as the agent writes it: only the contents are wrong.
+        try dir.create()
+        try dir.write(SeenAdvertisements.fileName, Data(text.utf8))
         let error = #expect(throws: TrustStoreError.self) { try SeenAdvertisements.load(directory: dir.path) }
         #expect(error?.message.contains("remove it") == true)
         #expect(error?.message.contains(SeenAdvertisements.fileName) == true)

@@ -39,6 +39,9 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var handlerTimeout: Duration = .seconds(30)
         /// `limits.maxOpenFileBytes`: the largest file a peer may send to an app (`handoff open`).
         public var maxOpenFileBytes: Int = 64 * 1024 * 1024
+        /// `limits.maxInboxBytesPerDevice`: the most bytes of files one peer device may have in
+        /// apps' Inboxes at once (files an app deleted no longer count).
+        public var maxInboxBytesPerDevice: Int = 256 * 1024 * 1024
         /// `limits.streamIdleTimeout`: seconds a continuation stream may go without a byte from
         /// the source before the continuing agent ends it with 4610; 0 (the default) never, as
         /// with Apple's streams, which may stay quiet while a person works.
@@ -150,6 +153,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         appsDirectory = reader.string(forKey: "appsDirectory", default: appsDirectory)
         limits.maxUserInfoBytes = reader.int(forKey: "limits.maxUserInfoBytes", default: limits.maxUserInfoBytes)
         limits.maxOpenFileBytes = reader.int(forKey: "limits.maxOpenFileBytes", default: limits.maxOpenFileBytes)
+        limits.maxInboxBytesPerDevice = reader.int(forKey: "limits.maxInboxBytesPerDevice", default: limits.maxInboxBytesPerDevice)
         limits.connectTimeout = try Self.seconds(reader, "limits.connectTimeout", default: limits.connectTimeout)
         limits.fetchTimeout = try Self.seconds(reader, "limits.fetchTimeout", default: limits.fetchTimeout)
         limits.handlerTimeout = try Self.seconds(reader, "limits.handlerTimeout", default: limits.handlerTimeout)
@@ -212,6 +216,9 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         guard (1...(16 * 1024 * 1024)).contains(limits.maxUserInfoBytes) else {
             throw ConfigurationError(key: "limits.maxUserInfoBytes", "must be 1 to 16777216 bytes, got \(limits.maxUserInfoBytes)")
+        }
+        guard limits.maxInboxBytesPerDevice >= 0 else {
+            throw ConfigurationError(key: "limits.maxInboxBytesPerDevice", "must be 0 or more bytes (0 refuses every file)")
         }
         guard limits.maxOpenFileBytes >= 0 else {
             throw ConfigurationError(key: "limits.maxOpenFileBytes", "must be 0 or more bytes (0 refuses every file)")

@@ -32,7 +32,7 @@ public enum ConfigurationFile {
     static let schema: [String: ValueType] = [
         "name": .string, "port": .int, "listenAddress": .string, "socketPath": .string, "serviceType": .string,
         "limits.maxUserInfoBytes": .int, "limits.connectTimeout": .seconds, "limits.fetchTimeout": .seconds,
-        "limits.handlerTimeout": .seconds, "limits.maxOpenFileBytes": .int, "urlOpener": .stringArray, "logLevel": .string,
+        "limits.handlerTimeout": .seconds, "limits.maxOpenFileBytes": .int, "limits.maxInboxBytesPerDevice": .int, "urlOpener": .stringArray, "logLevel": .string,
         "inboxDirectory": .string, "appsDirectory": .string,
         "faults.payloadDelayMs": .int, "faults.dropAfterBytes": .int, "faults.stallStreamAfterBytes": .int,
         "faults.corruptFrame": .bool, "faults.refuseConnections": .bool, "faults.willSaveDelayMs": .int,

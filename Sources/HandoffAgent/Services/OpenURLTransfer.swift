@@ -165,6 +165,15 @@ enum OpenURLTransfer {
             return .failure(.userInfoTooLarge(
                 "the file is \(request.fileSize) bytes, over limits.maxOpenFileBytes (\(configuration.limits.maxOpenFileBytes)) on \(configuration.name)"))
         }
+        // Each device has a quota of Inbox bytes: what it sent that is still there, and what it
+        // is sending now.
+        let owner = device?.description ?? peer
+        guard agent.inboxQuota.reserve(request.fileSize, for: owner) else {
+            return .failure(.userInfoTooLarge(
+                "\(peer) already has \(agent.inboxQuota.used(by: owner)) bytes in apps' Inboxes on \(configuration.name); the file's \(request.fileSize) bytes would pass limits.maxInboxBytesPerDevice (\(agent.inboxQuota.limit)). Nothing was written; the receiving app frees room by deleting files it has read"))
+        }
+        var keptPath: String?
+        defer { agent.inboxQuota.finish(request.fileSize, for: owner, kept: keptPath) }
         let inbox: String
         let path: String
         let fd: Int32
@@ -198,7 +207,7 @@ enum OpenURLTransfer {
         let outcome = await agent.deliverOpen(url: URL(fileURLWithPath: path), inboxFile: true, request: request, peer: peer)
         // A file the app did not take (declined, failed, no answer) is not kept: only what an
         // app handled stays in its Inbox.
-        if case .success(true) = outcome {} else { unlink(path) }
+        if case .success(true) = outcome { keptPath = path } else { unlink(path) }
         return outcome
     }
 
