@@ -162,6 +162,13 @@ extension Agent {
         return refused ? nil : trust.ownAdvertisingKey
     }
 
+    /// Drops a device's instances from the directory (as departed): it unpaired this device.
+    private func forgetAdvertisements(of id: DeviceID) {
+        for peer in directory.all where peer.deviceID == id {
+            if directory.remove(name: peer.instanceName) != nil { logger.info("peer gone: it unpaired this device", metadata: ["handoff.peer": "\(peer.name)"]) }
+        }
+    }
+
     /// Tries the unreadable advertisements again (a key was learnt).
     private func reopenUnreadable() {
         for entry in unreadable.values { handle(.resolved(entry.service)) }
@@ -241,6 +248,9 @@ extension Agent {
                     logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
                 case .error(_, let message):
                     logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
+                    // It no longer pairs with this device (it said so over TLS with its own
+                    // certificate): what it advertised before can no longer be followed.
+                    forgetAdvertisements(of: id)
                 default: break
                 }
                 break
