@@ -37,7 +37,7 @@ public actor Agent {
     /// Connects to whatever device answers (pairing, learning advertising keys).
     nonisolated let unpinned: TCPPeerConnector
 
-    private var store = ActivityStore()
+    var store = ActivityStore()
     var directory: PeerDirectory
     private var advertisedTXT: [UInt8]
     /// The paired devices and the advertising keys.
@@ -68,7 +68,7 @@ public actor Agent {
     /// Callers retrying a key whose continuation is still running.
     private var keyWaiters: [String: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
     /// Apps connected to the control socket, by connection.
-    private var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
+    var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
     /// Apps the agent may start (config `appsDirectory`).
     private let launchable: [LaunchableApp]
     /// Single-flight, per-device rate-limited app launches.
@@ -79,7 +79,7 @@ public actor Agent {
     private var pendingReplies: [UUID: (link: UUID, continuation: CheckedContinuation<JSONValue?, Never>)] = [:]
     /// Continuations delivered to apps, newest last: where their activity came from, so the app
     /// can ask for continuation streams.
-    private var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
+    var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
     /// The continuation stream pairs this agent relays.
     nonisolated let streamRelays = StreamRelays()
     /// Continuation stream pairs relayed now, as either side's agent (`handoff status`).
@@ -87,7 +87,7 @@ public actor Agent {
     /// Inbox bytes per peer device (`limits.maxInboxBytesPerDevice`).
     public nonisolated let inboxQuota: InboxQuota
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
-    private var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
+    var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
 
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
@@ -415,60 +415,6 @@ public actor Agent {
         return await OpenURLTransfer.send(request, file: file, to: peer, agent: self)
     }
 
-    // MARK: Continuation streams
-
-    /// Where the activity of a continuation delivered to an app came from.
-    public func streamSource(continuationID: UUID) -> (activityID: UUID, peer: PeerRecord)? {
-        deliveredToApps.last { $0.continuationID == continuationID }.map { ($0.activityID, $0.peer) }
-    }
-
-    /// A peer asks for streams to one of our activities: the owning app gets `streamsRequested`
-    /// and must accept (`acceptStreams`, ``claimStreams(_:)``) within `limits.fetchTimeout`.
-    /// Returns once the app's session has joined the peer connection's splice with its own.
-    func awaitStreamApp(_ request: StreamRequest, peer: StreamSplice, relay: StreamRelay) async -> Result<Void, HandoffError> {
-        guard let activity = store.activity(id: request.activityID) else {
-            return .failure(.handoffFailed("activity \(request.activityID) is no longer offered by \(configuration.name)"))
-        }
-        guard activity.supportsContinuationStreams else {
-            return .failure(.connectionUnavailable("activity \(activity.activityType) does not support continuation streams"))
-        }
-        guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else {
-            return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
-        }
-        // The peer chooses the stream ID: one already waiting is refused, never overwritten (the
-        // first request's session would wait for ever).
-        guard pendingStreams[request.streamID] == nil else {
-            return .failure(.handoffFailed("stream \(request.streamID) is already being opened; use a new stream ID for each stream pair"))
-        }
-        let timeout = configuration.limits.fetchTimeout
-        let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Bool, Never>) in
-            pendingStreams[request.streamID] = (peer, relay, continuation)
-        } start: {
-            await self.tell(app.link, event: "streamsRequested", [
-                "activityID": .string(request.activityID.uuidString), "streamID": .string(request.streamID.uuidString),
-            ])
-        } expire: {
-            await self.abandonStream(request.streamID)
-        }
-        guard accepted else {
-            return .failure(.remoteTimedOut("the app \(owner.identity.bundleID) did not accept the continuation streams within \(timeout)"))
-        }
-        logger.info("continuation streams open", metadata: ["handoff.id": "\(request.activityID)", "handoff.stream": "\(request.streamID)"])
-        return .success(())
-    }
-
-    private func abandonStream(_ streamID: UUID) {
-        pendingStreams.removeValue(forKey: streamID)?.continuation.resume(returning: false)
-    }
-
-    /// The source app claims a stream request: returns the peer connection's splice, the pair's
-    /// relay, and the continuation that releases the peer's session (with true once the splices
-    /// are joined, false if they could not be), or nil when no request with this ID is waiting.
-    func claimStreams(_ streamID: UUID) -> (peer: StreamSplice, relay: StreamRelay, release: CheckedContinuation<Bool, Never>)? {
-        guard let pending = pendingStreams.removeValue(forKey: streamID) else { return nil }
-        return (pending.peer, pending.relay, pending.continuation)
-    }
-
     // MARK: Peers
 
     /// Applies a discovery event. A sealed advertisement is opened with the paired devices' keys
@@ -643,65 +589,4 @@ public actor Agent {
         }
     }
 
-    // MARK: Views for the CLI
-
-    /// `handoff status`.
-    public func statusJSON() -> JSONValue {
-        let now = Date()
-        return .object([
-            "name": .string(configuration.name),
-            "deviceID": .string(deviceID.description),
-            "registeredName": advertiser.registeredName.map { .string($0) } ?? .null,
-            "pairedDevices": .integer(trust.devices.count),
-            "pairing": .bool(pairingWindow != nil),
-            "agentID": .string(agentID),
-            "port": .integer(port),
-            "serviceType": .string(configuration.serviceType),
-            "socketPath": .string(configuration.socketPath),
-            "protocolVersion": .integer(PeerHello.supportedVersions.max()!),
-            "sequence": .integer(store.sequence),
-            "current": store.current(at: now).map { .string($0.id.uuidString) } ?? .null,
-            "activities": .array(store.all.map { activity in
-                .object([
-                    "id": .string(activity.id.uuidString),
-                    "activityType": .string(activity.activityType.rawValue),
-                    "title": activity.title.map { .string($0) } ?? .null,
-                    "expired": .bool(activity.isExpired(at: now)),
-                ])
-            }),
-            "peers": .integer(directory.all.count),
-            "apps": .array(apps.values.map { $0.manifest.json }),
-            "streamPairs": .integer(openStreamPairs),
-        ])
-    }
-
-    /// `handoff peers`.
-    public func peersJSON() -> JSONValue {
-        .array(directory.all.map { peer in
-            .object([
-                "name": .string(peer.name),
-                "deviceID": peer.deviceID.map { .string($0.description) } ?? .null,
-                "instanceName": .string(peer.instanceName),
-                "agentID": .string(peer.advertisement.agentID),
-                "host": .string(peer.hostTarget),
-                "addresses": .array(peer.addresses.map { .string($0) }),
-                "port": .integer(Int(peer.port)),
-                "sequence": .integer(peer.advertisement.sequence),
-                "current": peer.advertisement.current.map { .string($0.id.uuidString) } ?? .null,
-                "reachable": .bool(directory.isReachable(peer)),
-            ])
-        })
-    }
-
-    /// `handoff list`.
-    public func listJSON() -> JSONValue {
-        .array(directory.offered.map { offered in
-            .object([
-                "id": .string(offered.id.uuidString),
-                "peer": .string(offered.peer),
-                "activityType": .string(offered.activityType.rawValue),
-                "title": offered.title.map { .string($0) } ?? .null,
-            ])
-        })
-    }
 }
