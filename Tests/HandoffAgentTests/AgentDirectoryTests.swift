@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 @testable import HandoffAgent
@@ -11,11 +12,6 @@ import Darwin
 
 import Foundation
 
-/// The description of what `body` throws; nil when it does not throw.
-func thrownMessage(_ body: () throws -> Any) -> String? {
-    do { _ = try body() } catch { return "\(error)" }
-    return nil
-}
 
 /// State and Inbox directories (review finding 16).
 @Suite("Agent's directories: no /tmp fallback, no one else's directory", .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffTrust
+import HandoffTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -8,11 +9,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The description of what `body` throws; nil when it does not throw.
-func thrownMessage(_ body: () throws -> Any) -> String? {
-    do { _ = try body() } catch { return "\(error)" }
-    return nil
-}
 
 /// The one check behind the socket, state and Inbox directories (review findings 7 and 16).
 @Suite("PrivateDirectory: this user's directories only")

@@ -244,17 +244,22 @@ do {
         ActivityAdvertisement(agentID: agentID, sequence: 3, current: current, name: "h1").txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
     }
     // Sealing uses a random nonce: these files differ on every run, as the records on the wire do.
-    seed(t, "idle.txt", SealedAdvertisement.txtRecord(sealing: inner(nil), timestamp: 1_800_000_000_000, key: key))
+    // Records are signed with a device key (v=3): a throwaway identity made for this run.
+    let identity = try! DeviceIdentity.loadOrCreate(directory: "/tmp/handoff-fuzz-seeds-\(getpid())", commonName: "seed device")
+    let instance = "handoff-0123456789ab"
+    seed(t, "idle.txt", SealedAdvertisement.txtRecord(sealing: inner(nil), timestamp: 1_800_000_000_000, instanceName: instance, key: key, identity: identity))
     seed(t, "current.txt", SealedAdvertisement.txtRecord(
-        sealing: inner(.init(id: activityID, activityType: notesEdit, title: "Shopping list")), timestamp: 1_800_000_000_001, key: key))
-    seed(t, "pairing.txt", SealedAdvertisement.txtRecord(sealing: inner(nil), timestamp: 2, key: key, pairingName: "kitchen"))
+        sealing: inner(.init(id: activityID, activityType: notesEdit, title: "Shopping list")), timestamp: 1_800_000_000_001,
+        instanceName: instance, key: key, identity: identity))
+    seed(t, "pairing.txt", SealedAdvertisement.txtRecord(sealing: inner(nil), timestamp: 2, instanceName: instance, key: key, identity: identity,
+                                                         pairingName: "kitchen"))
     seed(t, "longest.txt", SealedAdvertisement.txtRecord(
         sealing: inner(.init(id: activityID, activityType: notesEdit, title: String(repeating: "Ω", count: 400), teamID: "A1B2C3D4E5")),
-        timestamp: .max, key: key, pairingName: String(repeating: "n", count: 300)))
+        timestamp: .max, instanceName: instance, key: key, identity: identity, pairingName: String(repeating: "n", count: 300)))
     func record(_ strings: [String]) -> [UInt8] { strings.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } }
-    seed(t, "version-only.txt", record(["v=2"]))
-    seed(t, "gap.txt", record(["v=2", "s0=AAAA", "s2=AAAA"]))
-    seed(t, "bad-base64.txt", record(["v=2", "s0=!!!!"]))
+    seed(t, "version-only.txt", record(["v=3"]))
+    seed(t, "gap.txt", record(["v=3", "s0=AAAA", "s2=AAAA"]))
+    seed(t, "bad-base64.txt", record(["v=3", "s0=!!!!"]))
     seed(t, "plain-v1.txt", record(["v=1", "id=\(agentID)", "seq=1"]))
 }
 
