@@ -50,7 +50,7 @@ enum PairingSession {
         guard remote != agent.deviceID else { return .failure(.handoffFailed("\(target) is this device; pair with another one")) }
         let channel = Channel(send: { try await connection.send($0) }, receive: { try await receive(connection, target) })
         var initiator = PairingInitiator(local: agent.deviceID, remote: remote)
-        return await run(target: target, agent: agent) {
+        return await run(target: target) {
             try await channel.send([
                 PeerMessage.hello(agent.hello).frame,
                 PeerMessage.pairing(.request(name: agent.configuration.name, commitment: initiator.commitment)).frame,
@@ -74,8 +74,7 @@ enum PairingSession {
     }
 
     /// Runs one side's exchange, turning what it throws into the error the user sees.
-    private static func run(target: String, agent: Agent,
-                            _ body: () async throws -> Result<JSONValue, HandoffError>) async -> Result<JSONValue, HandoffError> {
+    private static func run(target: String, _ body: () async throws -> Result<JSONValue, HandoffError>) async -> Result<JSONValue, HandoffError> {
         do { return try await body() } catch let error as HandoffError {
             return .failure(error)
         } catch let error as PairingError {
@@ -147,7 +146,7 @@ enum PairingSession {
             }
             return try message(frame)
         })
-        let result = await run(target: UntrustedText.escaped(name), agent: agent) {
+        let result = await run(target: UntrustedText.escaped(name)) {
             var responder = PairingResponder(local: agent.deviceID, remote: remote)
             let nonce = try responder.receivedCommitment(commitment)
             try await channel.send([PeerMessage.pairing(.nonce(name: agent.configuration.name, nonce: nonce)).frame])
