@@ -27,7 +27,7 @@ import Synchronization
 /// with the waiting ones (``InstanceSlots``), so junk instances cannot hide the others.
 public final class ServiceBrowser: Service, Sendable {
     /// A delayed piece of work requested by a dns_sd callback and run by `run()`'s task group.
-    private enum Timer: Sendable {
+    enum Timer: Sendable {
         /// Stop holding back reports of an instance whose record queries have not answered.
         case reportHoldOver(instanceName: String, token: UInt64)
         /// Report an address removal if the instance is still there.
@@ -41,18 +41,18 @@ public final class ServiceBrowser: Service, Sendable {
         case rotate
     }
 
-    private struct TimerRequest: Sendable {
+    struct TimerRequest: Sendable {
         var delay: Duration
         var timer: Timer
     }
 
     /// Work to do after releasing the state lock.
-    private enum Effect {
+    enum Effect {
         case start(DNSServiceOperation)
         case cancel(DNSServiceOperation)
     }
 
-    private struct State {
+    struct State {
         var hasRun = false
         /// Set when `run()` is ending: no new operations are started and replies are ignored.
         var stopping = false
@@ -92,11 +92,11 @@ public final class ServiceBrowser: Service, Sendable {
 
     /// Changes, in order. Meant for one consumer; finishes when `run()` returns.
     public let events: AsyncStream<BrowseEvent>
-    private let eventSink: AsyncStream<BrowseEvent>.Continuation
-    private let serviceType: String
-    private let backoff: DNSServiceBackoff
-    private let logger: Logger
-    private let state = Mutex(State())
+    let eventSink: AsyncStream<BrowseEvent>.Continuation
+    let serviceType: String
+    let backoff: DNSServiceBackoff
+    let logger: Logger
+    let state = Mutex(State())
 
     /// - Parameters:
     ///   - serviceType: e.g. `"_handoff._tcp"`.
@@ -163,7 +163,7 @@ public final class ServiceBrowser: Service, Sendable {
 
     // MARK: - Browsing
 
-    private func keepBrowsing() async throws {
+    func keepBrowsing() async throws {
         var failures = 0
         while !Task.isCancelled {
             let (browse, generation, hasStaleInstances) = state.withLock {
@@ -226,7 +226,7 @@ public final class ServiceBrowser: Service, Sendable {
         }
     }
 
-    private func makeBrowse(generation: UInt64) -> DNSServiceOperation {
+    func makeBrowse(generation: UInt64) -> DNSServiceOperation {
         DNSServiceOperation(
             name: "DNSServiceBrowse",
             replyHandler: .browse { [self] reply in browsed(reply, generation: generation) },
@@ -237,7 +237,7 @@ public final class ServiceBrowser: Service, Sendable {
         }
     }
 
-    private func browsed(_ reply: BrowseReply, generation: UInt64) {
+    func browsed(_ reply: BrowseReply, generation: UInt64) {
         let effects = state.withLock { state -> [Effect] in
             guard !state.stopping, state.browseGeneration == generation else { return [] }
             state.browseDeliveredReplies = true
@@ -246,7 +246,7 @@ public final class ServiceBrowser: Service, Sendable {
         apply(effects)
     }
 
-    private func instanceAppeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
+    func instanceAppeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
         let name = reply.instanceName
         if state.instances[name]?.isStale == true {
             logger.debug(
@@ -270,7 +270,7 @@ public final class ServiceBrowser: Service, Sendable {
         return apply(state.slots.appeared(name, now: .now), in: &state)
     }
 
-    private func instanceDisappeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
+    func instanceDisappeared(_ reply: BrowseReply, in state: inout State) -> [Effect] {
         let name = reply.instanceName
         if var waiting = state.waiting[name] {
             waiting.removeSighting(on: reply.interfaceIndex)
@@ -295,7 +295,7 @@ public final class ServiceBrowser: Service, Sendable {
 
     /// Moves instances between the followed table and the waiting ones as `changes` say, and
     /// keeps the rotation timer running while instances wait.
-    private func apply(_ changes: [InstanceSlots<ContinuousClock.Instant>.Change], in state: inout State) -> [Effect] {
+    func apply(_ changes: [InstanceSlots<ContinuousClock.Instant>.Change], in state: inout State) -> [Effect] {
         var effects: [Effect] = []
         for change in changes {
             switch change {
@@ -325,7 +325,7 @@ public final class ServiceBrowser: Service, Sendable {
     }
 
     /// Reports a removed instance (if it was ever reported) and returns its operations to cancel.
-    private func forget(_ instance: BrowsedInstance) -> [Effect] {
+    func forget(_ instance: BrowsedInstance) -> [Effect] {
         if instance.lastReported != nil {
             logger.info("Peer service removed", metadata: ["handoff.peer": "\(instance.instanceName)"])
             eventSink.yield(.removed(instanceName: instance.instanceName))
@@ -335,224 +335,11 @@ public final class ServiceBrowser: Service, Sendable {
         return instance.operations.map(Effect.cancel)
     }
 
-    // MARK: - Resolving
-
-    private func startResolveIfNeeded(_ name: String, in state: inout State) -> [Effect] {
-        guard !state.stopping, var instance = state.instances[name], instance.resolve == nil,
-            let interfaceIndex = instance.preferredInterface
-        else { return [] }
-        let token = state.makeToken()
-        let operation = DNSServiceOperation(
-            name: "DNSServiceResolve",
-            replyHandler: .resolve { [self] reply in resolved(reply, instanceName: name, token: token) },
-            logger: logger.with(peer: name),
-            onFinish: { [self] error in resolveFinished(instanceName: name, token: token, error: error) }
-        ) { [serviceType = instance.serviceType, domain = instance.domain] ref, context in
-            DNSServiceResolve(
-                ref, 0, interfaceIndex, name, serviceType, domain, DNSServiceCallbacks.resolve, context)
-        }
-        instance.resolve = .init(token: token, interfaceIndex: interfaceIndex, operation: operation)
-        state.instances[name] = instance
-        state.liveOperations[token] = operation
-        return [.start(operation)]
-    }
-
-    private func resolved(_ reply: ResolveReply, instanceName name: String, token: UInt64) {
-        let effects = state.withLock { state -> [Effect] in
-            guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve,
-                resolve.token == token
-            else { return [] }
-            instance.resolveFailures = 0
-            instance.resolvedInterfaceIndex = resolve.interfaceIndex
-            instance.port = reply.port
-            instance.resolvedTXTRecord = reply.txtRecord
-            var effects: [Effect] = []
-            if instance.fullName != reply.fullName || instance.txtQuery == nil {
-                if let query = instance.txtQuery { effects.append(.cancel(query.operation)) }
-                instance.txtQuery = nil
-                instance.fullName = reply.fullName
-                instance.queriedTXTRecords = nil
-            }
-            if instance.hostTarget != reply.hostTarget || instance.addressQuery == nil {
-                if let query = instance.addressQuery { effects.append(.cancel(query.operation)) }
-                instance.addressQuery = nil
-                instance.hostTarget = reply.hostTarget
-                instance.clearAddresses()
-            }
-            state.instances[name] = instance
-            effects += startTXTQuery(name, in: &state)
-            effects += startAddressQuery(name, in: &state)
-            reportIfChanged(name, in: &state)
-            return effects
-        }
-        apply(effects)
-    }
-
-    private func resolveFinished(instanceName name: String, token: UInt64, error: DNSServiceError?) {
-        state.withLock { state in
-            state.liveOperations[token] = nil
-            guard let error, !state.stopping, var instance = state.instances[name],
-                instance.resolve?.token == token
-            else { return }
-            instance.resolve = nil
-            instance.resolveFailures += 1
-            let delay = backoff.delay(afterFailures: instance.resolveFailures)
-            state.instances[name] = instance
-            logger.debug(
-                "Resolve failed; resolving again",
-                metadata: ["handoff.peer": "\(name)", "dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)"])
-            state.timers?.yield(TimerRequest(delay: delay, timer: .retryResolve(instanceName: name)))
-        }
-    }
-
-    // MARK: - TXT and address queries
-
-    /// Which record query of an instance.
-    private enum QueryKind: String {
-        case txt = "TXT"
-        case address = "A"
-    }
-
-    private func startTXTQuery(_ name: String, in state: inout State) -> [Effect] {
-        guard let instance = state.instances[name], instance.txtQuery == nil, let fullName = instance.fullName,
-            !fullName.isEmpty
-        else { return [] }
-        return startQuery(.txt, for: name, recordName: fullName, in: &state)
-    }
-
-    private func startAddressQuery(_ name: String, in state: inout State) -> [Effect] {
-        guard let instance = state.instances[name], instance.addressQuery == nil,
-            let hostTarget = instance.hostTarget, !hostTarget.isEmpty
-        else { return [] }
-        return startQuery(.address, for: name, recordName: hostTarget, in: &state)
-    }
-
-    /// Starts a `DNSServiceQueryRecord` for the instance's TXT or A records, on the interface
-    /// the instance is resolved on.
-    private func startQuery(
-        _ kind: QueryKind, for name: String, recordName: String, in state: inout State
-    ) -> [Effect] {
-        guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve else {
-            return []
-        }
-        let token = state.makeToken()
-        let interfaceIndex = resolve.interfaceIndex
-        let recordType = kind == .txt ? DNSSDConstants.typeTXT : DNSSDConstants.typeA
-        let operation = DNSServiceOperation(
-            name: "DNSServiceQueryRecord",
-            replyHandler: .query { [self] reply in answered(kind, reply, instanceName: name, token: token) },
-            logger: logger.with(peer: name),
-            onFinish: { [self] error in queryFinished(kind, instanceName: name, token: token, error: error) }
-        ) { ref, context in
-            DNSServiceQueryRecord(
-                ref, 0, interfaceIndex, recordName, recordType, DNSSDConstants.classIN,
-                DNSServiceCallbacks.query, context)
-        }
-        let tracked = BrowsedInstance.TrackedOperation(
-            token: token, interfaceIndex: interfaceIndex, operation: operation)
-        switch kind {
-        case .txt:
-            instance.txtQuery = tracked
-            instance.queriedTXTRecords = QueriedTXTRecords(startedAt: .now)
-        case .address:
-            instance.addressQuery = tracked
-            instance.addressQueryAnswered = false
-        }
-        // Hold back reports until the new query has answered, at most `reportHoldDuration`.
-        let hold = state.makeToken()
-        instance.reportHold = hold
-        state.timers?.yield(
-            TimerRequest(delay: Self.reportHoldDuration, timer: .reportHoldOver(instanceName: name, token: hold)))
-        state.instances[name] = instance
-        state.liveOperations[token] = operation
-        return [.start(operation)]
-    }
-
-    private func answered(_ kind: QueryKind, _ reply: QueryReply, instanceName name: String, token: UInt64) {
-        state.withLock { state in
-            guard !state.stopping, var instance = state.instances[name] else { return }
-            switch kind {
-            case .txt:
-                guard instance.txtQuery?.token == token, reply.recordType == DNSSDConstants.typeTXT else { return }
-                instance.txtQueryFailures = 0
-                if reply.isAdd {
-                    instance.queriedTXTRecords?.add(reply.recordData, at: .now)
-                } else {
-                    let before = instance.txtRecord
-                    instance.queriedTXTRecords?.remove(reply.recordData)
-                    if instance.txtRecord != before {
-                        debounceRemoval(of: &instance, instanceName: name, in: &state)
-                    }
-                }
-            case .address:
-                guard instance.addressQuery?.token == token, reply.recordType == DNSSDConstants.typeA,
-                    reply.recordData.count == 4
-                else { return }
-                let address = reply.recordData.map(String.init).joined(separator: ".")
-                instance.addressQueryFailures = 0
-                if reply.isAdd {
-                    instance.addressQueryAnswered = true
-                    instance.addAddress(address)
-                } else {
-                    let before = instance.addresses
-                    instance.removeAddress(address)
-                    if instance.addresses != before {
-                        debounceRemoval(of: &instance, instanceName: name, in: &state)
-                    }
-                }
-            }
-            state.instances[name] = instance
-            reportIfChanged(name, in: &state)
-        }
-    }
-
-    /// Holds back the report of a change caused by a removal for `removalDebounceDuration`: a
-    /// goodbye removes the records one by one just before the service itself.
-    private func debounceRemoval(of instance: inout BrowsedInstance, instanceName name: String, in state: inout State) {
-        let debounce = state.makeToken()
-        instance.removalDebounce = debounce
-        state.timers?.yield(
-            TimerRequest(
-                delay: Self.removalDebounceDuration, timer: .removalDebounceOver(instanceName: name, token: debounce)))
-    }
-
-    private func queryFinished(_ kind: QueryKind, instanceName name: String, token: UInt64, error: DNSServiceError?) {
-        state.withLock { state in
-            state.liveOperations[token] = nil
-            guard let error, !state.stopping, var instance = state.instances[name] else { return }
-            let failures: Int
-            let timer: Timer
-            switch kind {
-            case .txt:
-                guard instance.txtQuery?.token == token else { return }
-                instance.txtQuery = nil
-                instance.txtQueryFailures += 1
-                failures = instance.txtQueryFailures
-                timer = .retryTXTQuery(instanceName: name)
-            case .address:
-                guard instance.addressQuery?.token == token else { return }
-                instance.addressQuery = nil
-                instance.addressQueryFailures += 1
-                failures = instance.addressQueryFailures
-                timer = .retryAddressQuery(instanceName: name)
-            }
-            state.instances[name] = instance
-            let delay = backoff.delay(afterFailures: failures)
-            logger.debug(
-                "Record query failed; querying again",
-                metadata: [
-                    "handoff.peer": "\(name)", "dnssd.record.type": "\(kind.rawValue)", "dnssd.error": "\(error)",
-                    "handoff.retry.delay": "\(delay)",
-                ])
-            state.timers?.yield(TimerRequest(delay: delay, timer: timer))
-        }
-    }
-
     // MARK: - Reporting
 
     /// Yields `.resolved` if the instance is resolved and differs from what was last reported.
     /// Called with the lock held so events leave in the order the state changed.
-    private func reportIfChanged(_ name: String, in state: inout State) {
+    func reportIfChanged(_ name: String, in state: inout State) {
         guard let instance = state.instances[name],
             let service = instance.currentService(serviceType: reportedServiceType(instance.serviceType)),
             service != instance.lastReported
@@ -571,96 +358,14 @@ public final class ServiceBrowser: Service, Sendable {
         state.slots.reported(name)
     }
 
-    private func reportedServiceType(_ browsedType: String) -> String {
+    func reportedServiceType(_ browsedType: String) -> String {
         browsedType.hasSuffix(".") ? String(browsedType.dropLast()) : browsedType
     }
 
-    // MARK: - Timers and effects
-
-    private func requestTimer(_ timer: Timer, after delay: Duration) {
-        state.withLock { state in
-            _ = state.timers?.yield(TimerRequest(delay: delay, timer: timer))
-        }
-    }
-
-    private func timerFired(_ timer: Timer) {
-        let effects = state.withLock { state -> [Effect] in
-            guard !state.stopping else { return [] }
-            switch timer {
-            case .reportHoldOver(let name, let token):
-                guard let instance = state.instances[name], instance.reportHold == token else { return [] }
-                if instance.isHoldingReport {
-                    logger.debug(
-                        "Record queries have not answered; reporting what is known",
-                        metadata: [
-                            "handoff.peer": "\(name)",
-                            "handoff.txt.answered": "\(instance.queriedTXTRecords?.hasAnswered ?? false)",
-                            "handoff.address.answered": "\(instance.addressQueryAnswered)",
-                        ])
-                }
-                state.instances[name]!.reportHold = nil
-                reportIfChanged(name, in: &state)
-                return []
-            case .removalDebounceOver(let name, let token):
-                guard state.instances[name]?.removalDebounce == token else { return [] }
-                state.instances[name]!.removalDebounce = nil
-                reportIfChanged(name, in: &state)
-                return []
-            case .retryResolve(let name):
-                return startResolveIfNeeded(name, in: &state)
-            case .retryTXTQuery(let name):
-                return startTXTQuery(name, in: &state)
-            case .retryAddressQuery(let name):
-                return startAddressQuery(name, in: &state)
-            case .sweepStale(let generation):
-                // Only if that browse has been running all along: after a failure the instances
-                // are stale again and get a new grace period with the next browse.
-                guard state.runningBrowseGeneration == generation else { return [] }
-                var effects: [Effect] = []
-                for (name, instance) in state.waiting where instance.isStale {
-                    state.waiting[name] = nil
-                    _ = state.slots.disappeared(name, now: .now)
-                }
-                for (name, instance) in state.instances where instance.isStale {
-                    state.instances[name] = nil
-                    effects += forget(instance) + apply(state.slots.disappeared(name, now: .now), in: &state)
-                }
-                return effects
-            case .rotate:
-                state.rotationScheduled = false
-                return apply(state.slots.rotate(now: .now), in: &state)
-            }
-        }
-        apply(effects)
-    }
-
-    /// Starts and cancels operations; called without the lock held, because an operation that
-    /// cannot start its thread reports that synchronously through its `onFinish`.
-    private func apply(_ effects: [Effect]) {
-        for effect in effects {
-            switch effect {
-            case .start(let operation): operation.start()
-            case .cancel(let operation): operation.cancel()
-            }
-        }
-    }
-
-    /// Cancels every resolve and query and waits until their refs are deallocated.
-    private func stopAllOperations() async {
-        let operations = state.withLock { state -> [DNSServiceOperation] in
-            state.stopping = true
-            state.timers = nil
-            state.instances = [:]
-            state.waiting = [:]
-            return Array(state.liveOperations.values)
-        }
-        for operation in operations { operation.cancel() }
-        for operation in operations { _ = await operation.finished() }
-    }
 }
 
 extension Logger {
-    fileprivate func with(peer: String) -> Logger {
+    func with(peer: String) -> Logger {
         var logger = self
         logger[metadataKey: "handoff.peer"] = "\(peer)"
         return logger

@@ -1,0 +1,174 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Agent {
+    // MARK: Continuing
+
+    /// Continues a peer's activity here: fetch it, then hand it to the handlers. A second request
+    /// for an activity already being continued waits for the first and gets its result, so the
+    /// handlers run once.
+    ///
+    /// With an `idempotencyKey`, the continuation happens at most once per key: a retry with the
+    /// same key (after a lost reply, say) gets the first result, marked `"replayed": true`, and
+    /// runs no handler. A continuation that failed before any handler ran may be retried with the
+    /// same key. The continuation runs to its end even when the caller goes away.
+    public func continueActivity(id: UUID, idempotencyKey: String? = nil) async -> Result<JSONValue, HandoffError> {
+        guard let key = idempotencyKey else { return await continueOnce(id: id).result }
+        switch ledger.begin(key, activityID: id, now: .now) {
+        case .replay(let result):
+            logger.info("continuation replayed", metadata: ["handoff.id": "\(id)", "handoff.key": "\(key)"])
+            return Self.markedReplayed(result)
+        case .wait:
+            return Self.markedReplayed(await withCheckedContinuation { keyWaiters[key, default: []].append($0) })
+        case .conflict(let other):
+            return .failure(.handoffFailed("idempotency key \(key) was used to continue activity \(other), not \(id); use a fresh key for each continuation"))
+        case .run:
+            let (result, handlerStarted) = await continueOnce(id: id)
+            ledger.finish(key, value: result, handlerStarted: handlerStarted, now: .now)
+            for waiter in keyWaiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
+            return result
+        }
+    }
+
+    private static func markedReplayed(_ result: Result<JSONValue, HandoffError>) -> Result<JSONValue, HandoffError> {
+        guard case .success(.object(var members)) = result else { return result }
+        members["replayed"] = .bool(true)
+        return .success(.object(members))
+    }
+
+    /// One continuation, shared by concurrent callers for the same activity. It runs in its own
+    /// task so that a caller that goes away (a closed control connection) does not cut it short.
+    private func continueOnce(id: UUID) async -> (result: Result<JSONValue, HandoffError>, handlerStarted: Bool) {
+        if inFlight[id] != nil {
+            return (await withCheckedContinuation { inFlight[id, default: []].append($0) }, true)
+        }
+        inFlight[id] = []
+        let (result, handlerStarted) = await Task.detached { await self.performContinuation(id: id) }.value
+        for waiter in inFlight.removeValue(forKey: id) ?? [] { waiter.resume(returning: result) }
+        return (result, handlerStarted)
+    }
+
+    private func performContinuation(id: UUID) async -> (Result<JSONValue, HandoffError>, handlerStarted: Bool) {
+        guard let advertised = directory.peer(offering: id), let offered = advertised.advertisement.current else {
+            if let silent = directory.unreachablePeer(offering: id) {
+                return (.failure(.connectionUnavailable(Self.stoppedAnswering(silent.peer.name, activity: id, lastHeard: silent.lastHeard))), false)
+            }
+            if let gone = directory.departedPeer(offering: id) {
+                return (.failure(.connectionUnavailable(
+                    "\(gone.name), which offered activity \(id), has left the network (its agent stopped or its host went away). Continue it once \(gone.name) is back.")), false)
+            }
+            return (.failure(.handoffFailed("no peer offers activity \(id) now; `handoff list` shows the activities on offer")), false)
+        }
+        let request = FetchRequest(activityID: id, continuationID: UUID())
+        // Apps and handlers are told the name this host gave the device when pairing, not the
+        // name the device gives itself.
+        let peer = advertised.named(trustedName(of: advertised.deviceID))
+        var metadata: Logger.Metadata = ["handoff.peer": "\(peer.name)", "handoff.id": "\(id)", "handoff.continuation": "\(request.continuationID)"]
+        logger.info("continuing activity", metadata: metadata)
+
+        // The app is chosen before the data arrives (willContinue), from the advertised type and team.
+        let app = await app(for: offered.activityType, fromTeam: offered.teamID)
+        let continuation: [String: JSONValue] = [
+            "continuationID": .string(request.continuationID.uuidString),
+            "activityType": .string(offered.activityType.rawValue), "peer": .string(peer.name),
+        ]
+        if let app { await tell(app.link, event: "willContinue", continuation) }
+
+        var handlerStarted = false
+        let result = await fetchAndDeliver(request, from: peer, offered: offered, app: app, handlerStarted: &handlerStarted)
+        switch result {
+        case .failure(let error):
+            metadata["handoff.error"] = "\(error.code.rawValue)"
+            logger.info("continuation failed", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
+            if let app {
+                var fields = continuation
+                fields["error"] = ControlProtocol.errorJSON(error)
+                await tell(app.link, event: "didFail", fields)
+            }
+        case .success(let delivered):
+            logger.info("continuation delivered", metadata: metadata.merging(["handoff.by": "\(delivered["by"]?.stringValue ?? "?")"]) { $1 })
+            if let error = await client.notifyContinued(request, at: peer.endpoint) {
+                logger.info("could not tell the source it was continued", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
+            }
+        }
+        return (result, handlerStarted)
+    }
+
+    private func fetchAndDeliver(_ request: FetchRequest, from peer: PeerRecord, offered: ActivityAdvertisement.Current,
+                                 app: (manifest: AppManifest, link: ControlLink)?, handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
+        let fetched: FetchedActivity
+        switch await client.fetchActivity(request, from: peer.endpoint, peerName: peer.name) {
+        case .failure(let error): return .failure(error)
+        case .success(let value): fetched = value
+        }
+        let activity = fetched.activity
+        // What arrives must be what was advertised: `handoff list` showed this type, and its
+        // handler or app is the one that runs.
+        guard activity.activityType == offered.activityType else {
+            return .failure(.handoffFailed(
+                "the activity from \(peer.name) is of type \(UntrustedText.escaped(activity.activityType.rawValue)), not the \(offered.activityType) it advertised; it was not delivered"))
+        }
+        guard activity.isOffered(at: Date()) else {
+            return .failure(.handoffFailed("activity \(activity.activityType) from \(peer.name) expired before it could be continued"))
+        }
+        var response: [String: JSONValue] = [
+            "handled": .bool(true), "peer": .string(peer.name),
+            "continuationID": .string(request.continuationID.uuidString), "activity": activity.json,
+        ]
+        if let app {
+            // The advertisement chose the app; the activity itself must agree.
+            guard app.manifest.accepts(activity.activityType, fromTeam: fetched.source?.teamID) else {
+                return .failure(.handoffFailed("the activity from \(peer.name) does not match what it advertised (type or team); it was not delivered"))
+            }
+            var event: [String: JSONValue] = [
+                "continuationID": .string(request.continuationID.uuidString), "peer": .string(peer.name), "activity": activity.json,
+            ]
+            if let source = fetched.source { event["sourceApplication"] = .string(source.bundleID) }
+            handlerStarted = true
+            // Recorded before the app hears of it: an app may open streams (openStreams, by this
+            // continuationID) as soon as it has the activity, before its reply reaches the agent.
+            deliveredToApps.append((request.continuationID, activity.id, peer))
+            if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
+            let reply = await ask(app.link, event: "continue", event, timeout: configuration.limits.handlerTimeout)
+            guard let reply, reply["handled"]?.boolValue == true else {
+                deliveredToApps.removeAll { $0.continuationID == request.continuationID }
+                guard reply != nil else {
+                    return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
+                }
+                // The app declined: the handlers, then the web page, as when no app takes it.
+                logger.info("app declined the activity", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
+                return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
+            }
+            response["by"] = .string("app")
+            response["app"] = .string(app.manifest.identity.bundleID)
+            return .success(.object(response))
+        }
+        return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
+    }
+
+    /// The configured handlers, then the web page: for an activity no app took.
+    private func deliverToHandlers(_ activity: Activity, from peer: PeerRecord, response: [String: JSONValue],
+                                   handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
+        var response = response
+        let timeout = configuration.limits.handlerTimeout
+        let streams: @Sendable ([String], [String: String]) async -> Result<CommandOutcome, HandoffError> = { command, environment in
+            await StreamingCommand.run(command, environment: environment, timeout: timeout, source: peer, activityID: activity.id, agent: self)
+        }
+        handlerStarted = true
+        switch await dispatcher.deliver(activity, from: peer.name, streams: streams) {
+        case .failure(let error): return .failure(error)
+        case .success(let delivery):
+            response["by"] = .string(delivery.by)
+            response["command"] = .array(delivery.command.map { .string($0) })
+            return .success(.object(response))
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Agent {
+    // MARK: Open URL
+
+    /// Whether an app with this bundle ID is connected; one that has a manifest in
+    /// `appsDirectory` is started first.
+    public func isAppConnected(bundleID: String, forDevice device: DeviceID? = nil) async -> Bool {
+        if apps.values.contains(where: { $0.manifest.identity.bundleID == bundleID }) { return true }
+        guard let candidate = launchable.first(where: { $0.manifest.identity.bundleID == bundleID }) else { return false }
+        await launch(candidate, forDevice: device)
+        return apps.values.contains { $0.manifest.identity.bundleID == bundleID }
+    }
+
+    /// Hands a URL (or, with `inboxFile`, a file the agent wrote to the app's Inbox) to the app:
+    /// `openURL`, answered within `limits.handlerTimeout`. Returns whether the app handled it.
+    public func deliverOpen(url: URL, inboxFile: Bool, request: OpenRequest, peer: String) async -> Result<Bool, HandoffError> {
+        guard let app = apps.values.first(where: { $0.manifest.identity.bundleID == request.bundleID }) else {
+            return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
+        }
+        var event: [String: JSONValue] = ["url": .string(url.absoluteString), "peer": .string(peer), "inboxFile": .bool(inboxFile)]
+        // The sending agent names the app that asked, from that app's registration; only a
+        // well-formed bundle ID is passed on.
+        if let source = request.sourceApplication, AppIdentity.isValidBundleID(source) { event["sourceApplication"] = .string(source) }
+        if let annotation = request.annotation { event["annotation"] = annotation.json }
+        logger.info("opening in app", metadata: ["handoff.app": "\(request.bundleID)", "handoff.url": "\(url)", "handoff.peer": "\(peer)"])
+        guard let reply = await ask(app.link, event: "openURL", event, timeout: configuration.limits.handlerTimeout) else {
+            return .failure(.handoffFailed("the app \(request.bundleID) did not answer within limits.handlerTimeout"))
+        }
+        return .success(reply["handled"]?.boolValue ?? false)
+    }
+
+    /// Sends a URL or a file to an app on a peer (`handoff open`).
+    public func open(_ request: OpenRequest, file: [UInt8], onPeer peerName: String) async -> Result<JSONValue, HandoffError> {
+        guard let peer = directory.peer(named: peerName) else {
+            return .failure(.connectionUnavailable("no peer named \(peerName); `handoff peers` lists them"))
+        }
+        return await OpenURLTransfer.send(request, file: file, to: peer, agent: self)
+    }
+}

@@ -1,0 +1,224 @@
+#if canImport(dnssd)
+import dnssd
+#else
+import CDNSSD
+#endif
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Resolving browsed instances, and the TXT and address queries that follow them.
+extension ServiceBrowser {
+    // MARK: - Resolving
+
+    func startResolveIfNeeded(_ name: String, in state: inout State) -> [Effect] {
+        guard !state.stopping, var instance = state.instances[name], instance.resolve == nil,
+            let interfaceIndex = instance.preferredInterface
+        else { return [] }
+        let token = state.makeToken()
+        let operation = DNSServiceOperation(
+            name: "DNSServiceResolve",
+            replyHandler: .resolve { [self] reply in resolved(reply, instanceName: name, token: token) },
+            logger: logger.with(peer: name),
+            onFinish: { [self] error in resolveFinished(instanceName: name, token: token, error: error) }
+        ) { [serviceType = instance.serviceType, domain = instance.domain] ref, context in
+            DNSServiceResolve(
+                ref, 0, interfaceIndex, name, serviceType, domain, DNSServiceCallbacks.resolve, context)
+        }
+        instance.resolve = .init(token: token, interfaceIndex: interfaceIndex, operation: operation)
+        state.instances[name] = instance
+        state.liveOperations[token] = operation
+        return [.start(operation)]
+    }
+
+    func resolved(_ reply: ResolveReply, instanceName name: String, token: UInt64) {
+        let effects = state.withLock { state -> [Effect] in
+            guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve,
+                resolve.token == token
+            else { return [] }
+            instance.resolveFailures = 0
+            instance.resolvedInterfaceIndex = resolve.interfaceIndex
+            instance.port = reply.port
+            instance.resolvedTXTRecord = reply.txtRecord
+            var effects: [Effect] = []
+            if instance.fullName != reply.fullName || instance.txtQuery == nil {
+                if let query = instance.txtQuery { effects.append(.cancel(query.operation)) }
+                instance.txtQuery = nil
+                instance.fullName = reply.fullName
+                instance.queriedTXTRecords = nil
+            }
+            if instance.hostTarget != reply.hostTarget || instance.addressQuery == nil {
+                if let query = instance.addressQuery { effects.append(.cancel(query.operation)) }
+                instance.addressQuery = nil
+                instance.hostTarget = reply.hostTarget
+                instance.clearAddresses()
+            }
+            state.instances[name] = instance
+            effects += startTXTQuery(name, in: &state)
+            effects += startAddressQuery(name, in: &state)
+            reportIfChanged(name, in: &state)
+            return effects
+        }
+        apply(effects)
+    }
+
+    func resolveFinished(instanceName name: String, token: UInt64, error: DNSServiceError?) {
+        state.withLock { state in
+            state.liveOperations[token] = nil
+            guard let error, !state.stopping, var instance = state.instances[name],
+                instance.resolve?.token == token
+            else { return }
+            instance.resolve = nil
+            instance.resolveFailures += 1
+            let delay = backoff.delay(afterFailures: instance.resolveFailures)
+            state.instances[name] = instance
+            logger.debug(
+                "Resolve failed; resolving again",
+                metadata: ["handoff.peer": "\(name)", "dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)"])
+            state.timers?.yield(TimerRequest(delay: delay, timer: .retryResolve(instanceName: name)))
+        }
+    }
+
+    // MARK: - TXT and address queries
+
+    /// Which record query of an instance.
+    enum QueryKind: String {
+        case txt = "TXT"
+        case address = "A"
+    }
+
+    func startTXTQuery(_ name: String, in state: inout State) -> [Effect] {
+        guard let instance = state.instances[name], instance.txtQuery == nil, let fullName = instance.fullName,
+            !fullName.isEmpty
+        else { return [] }
+        return startQuery(.txt, for: name, recordName: fullName, in: &state)
+    }
+
+    func startAddressQuery(_ name: String, in state: inout State) -> [Effect] {
+        guard let instance = state.instances[name], instance.addressQuery == nil,
+            let hostTarget = instance.hostTarget, !hostTarget.isEmpty
+        else { return [] }
+        return startQuery(.address, for: name, recordName: hostTarget, in: &state)
+    }
+
+    /// Starts a `DNSServiceQueryRecord` for the instance's TXT or A records, on the interface
+    /// the instance is resolved on.
+    func startQuery(
+        _ kind: QueryKind, for name: String, recordName: String, in state: inout State
+    ) -> [Effect] {
+        guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve else {
+            return []
+        }
+        let token = state.makeToken()
+        let interfaceIndex = resolve.interfaceIndex
+        let recordType = kind == .txt ? DNSSDConstants.typeTXT : DNSSDConstants.typeA
+        let operation = DNSServiceOperation(
+            name: "DNSServiceQueryRecord",
+            replyHandler: .query { [self] reply in answered(kind, reply, instanceName: name, token: token) },
+            logger: logger.with(peer: name),
+            onFinish: { [self] error in queryFinished(kind, instanceName: name, token: token, error: error) }
+        ) { ref, context in
+            DNSServiceQueryRecord(
+                ref, 0, interfaceIndex, recordName, recordType, DNSSDConstants.classIN,
+                DNSServiceCallbacks.query, context)
+        }
+        let tracked = BrowsedInstance.TrackedOperation(
+            token: token, interfaceIndex: interfaceIndex, operation: operation)
+        switch kind {
+        case .txt:
+            instance.txtQuery = tracked
+            instance.queriedTXTRecords = QueriedTXTRecords(startedAt: .now)
+        case .address:
+            instance.addressQuery = tracked
+            instance.addressQueryAnswered = false
+        }
+        // Hold back reports until the new query has answered, at most `reportHoldDuration`.
+        let hold = state.makeToken()
+        instance.reportHold = hold
+        state.timers?.yield(
+            TimerRequest(delay: Self.reportHoldDuration, timer: .reportHoldOver(instanceName: name, token: hold)))
+        state.instances[name] = instance
+        state.liveOperations[token] = operation
+        return [.start(operation)]
+    }
+
+    func answered(_ kind: QueryKind, _ reply: QueryReply, instanceName name: String, token: UInt64) {
+        state.withLock { state in
+            guard !state.stopping, var instance = state.instances[name] else { return }
+            switch kind {
+            case .txt:
+                guard instance.txtQuery?.token == token, reply.recordType == DNSSDConstants.typeTXT else { return }
+                instance.txtQueryFailures = 0
+                if reply.isAdd {
+                    instance.queriedTXTRecords?.add(reply.recordData, at: .now)
+                } else {
+                    let before = instance.txtRecord
+                    instance.queriedTXTRecords?.remove(reply.recordData)
+                    if instance.txtRecord != before {
+                        debounceRemoval(of: &instance, instanceName: name, in: &state)
+                    }
+                }
+            case .address:
+                guard instance.addressQuery?.token == token, reply.recordType == DNSSDConstants.typeA,
+                    reply.recordData.count == 4
+                else { return }
+                let address = reply.recordData.map(String.init).joined(separator: ".")
+                instance.addressQueryFailures = 0
+                if reply.isAdd {
+                    instance.addressQueryAnswered = true
+                    instance.addAddress(address)
+                } else {
+                    let before = instance.addresses
+                    instance.removeAddress(address)
+                    if instance.addresses != before {
+                        debounceRemoval(of: &instance, instanceName: name, in: &state)
+                    }
+                }
+            }
+            state.instances[name] = instance
+            reportIfChanged(name, in: &state)
+        }
+    }
+
+    /// Holds back the report of a change caused by a removal for `removalDebounceDuration`: a
+    /// goodbye removes the records one by one just before the service itself.
+    func debounceRemoval(of instance: inout BrowsedInstance, instanceName name: String, in state: inout State) {
+        let debounce = state.makeToken()
+        instance.removalDebounce = debounce
+        state.timers?.yield(
+            TimerRequest(
+                delay: Self.removalDebounceDuration, timer: .removalDebounceOver(instanceName: name, token: debounce)))
+    }
+
+    func queryFinished(_ kind: QueryKind, instanceName name: String, token: UInt64, error: DNSServiceError?) {
+        state.withLock { state in
+            state.liveOperations[token] = nil
+            guard let error, !state.stopping, var instance = state.instances[name] else { return }
+            let failures: Int
+            let timer: Timer
+            switch kind {
+            case .txt:
+                guard instance.txtQuery?.token == token else { return }
+                instance.txtQuery = nil
+                instance.txtQueryFailures += 1
+                failures = instance.txtQueryFailures
+                timer = .retryTXTQuery(instanceName: name)
+            case .address:
+                guard instance.addressQuery?.token == token else { return }
+                instance.addressQuery = nil
+                instance.addressQueryFailures += 1
+                failures = instance.addressQueryFailures
+                timer = .retryAddressQuery(instanceName: name)
+            }
+            state.instances[name] = instance
+            let delay = backoff.delay(afterFailures: failures)
+            logger.debug(
+                "Record query failed; querying again",
+                metadata: [
+                    "handoff.peer": "\(name)", "dnssd.record.type": "\(kind.rawValue)", "dnssd.error": "\(error)",
+                    "handoff.retry.delay": "\(delay)",
+                ])
+            state.timers?.yield(TimerRequest(delay: delay, timer: timer))
+        }
+    }
+}
