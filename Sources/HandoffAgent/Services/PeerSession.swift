@@ -48,14 +48,17 @@ public enum PeerSession {
             } else if frame.kind == .hello {
                 connection.gate?.authenticate()
             } else if let peerID, await !agent.isPaired(peerID) {
-                // Unpaired while this connection was open: frames it had already buffered (open,
-                // streamOpen, continued, keys) are not acted on. Fetches answer with an error below.
-                if frame.kind != .fetch {
-                    logger.info("dropped a frame from a device no longer paired", metadata: [
-                        "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
-                    ])
-                    return
+                // Unpaired while this connection was open (the agent keeps connections between
+                // continuations): no frame it sends or had buffered (fetch, open, streamOpen,
+                // continued, keys) is acted on; a fetch is told why.
+                logger.info("refused a frame from a device no longer paired", metadata: [
+                    "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
+                ])
+                if frame.kind == .fetch {
+                    try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
+                        message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame)
                 }
+                return
             }
             let peerName = trustedName ?? remote
             switch machine.received(frame) {
@@ -64,15 +67,10 @@ public enum PeerSession {
             case .lookUp(let request):
                 let faults = await agent.faults
                 // A connection may carry many fetches over a long time (the continuing agent keeps
-                // it for the next one): the fault and the pairing are checked again for each.
+                // it for the next one): the fault is checked again for each (the pairing is, for
+                // every frame, above).
                 if faults.refuseConnections {
                     logger.info("fault: refusing a fetch on an open connection", metadata: ["handoff.remote": "\(remote)"])
-                    return
-                }
-                if let peerID, await !agent.isPaired(peerID) {
-                    logger.info("refused a fetch from a device no longer paired", metadata: ["handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)"])
-                    try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
-                        message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame)
                     return
                 }
                 let prepared: Result<(Activity, AppIdentity?)?, HandoffError>
