@@ -157,8 +157,10 @@ let package = Package(
         .testTarget(
             name: "HandoffAgentTests",
             dependencies: [
-                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTrust",
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "HandoffIntegrationTests", dependencies: ["HandoffCore", "HandoffAgent", "HandoffTrust"]),

@@ -76,7 +76,9 @@ public actor Agent {
     /// Callers waiting for an app to register, by bundle ID.
     private var registrationWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Events waiting for an app's reply, by reply ID, with the connection they went to.
-    private var pendingReplies: [UUID: (link: UUID, continuation: CheckedContinuation<JSONValue?, Never>)] = [:]
+    /// Apps' replies to events, by `replyID` (nil: no answer), and the connection each event went to.
+    private let replies = RequestCorrelator<UUID, AppReply?>()
+    private var replyLinks: [UUID: UUID] = [:]
     /// Continuations delivered to apps, newest last: where their activity came from, so the app
     /// can ask for continuation streams.
     var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
@@ -211,28 +213,28 @@ public actor Agent {
         }
         let resigned = store.resignAll(ownedBy: link.id)
         if !resigned.isEmpty { refreshAdvertisement() }
-        for (id, pending) in pendingReplies where pending.link == link.id {
-            pendingReplies.removeValue(forKey: id)
-            pending.continuation.resume(returning: nil)
+        for (id, owner) in replyLinks where owner == link.id {
+            replyLinks.removeValue(forKey: id)
+            replies.resolve(id, with: nil)
         }
     }
 
     /// An app answered an event, over `link` (when from a connection): the one the event went to, else 4608 (``AppOwnership``).
-    public func resolveReply(_ id: UUID, with result: JSONValue?, from link: UUID? = nil) throws(HandoffError) {
-        if let link, let pending = pendingReplies[id], pending.link != link { throw AppOwnership.notYours(id, "answer") }
-        pendingReplies.removeValue(forKey: id)?.continuation.resume(returning: result)
+    public func resolveReply(_ id: UUID, with reply: AppReply?, from link: UUID? = nil) throws(HandoffError) {
+        if let link, let owner = replyLinks[id], owner != link { throw AppOwnership.notYours(id, "answer") }
+        replyLinks.removeValue(forKey: id)
+        replies.resolve(id, with: reply)
     }
 
     /// Sends an event that needs an answer; nil when the app does not answer within `timeout`
     /// or goes away.
-    func ask(_ link: ControlLink, event: String, _ fields: [String: JSONValue], timeout: Duration) async -> JSONValue? {
+    func ask(_ link: ControlLink, _ event: AppEvent, timeout: Duration) async -> AppReply? {
         let replyID = UUID()
-        var body = fields
-        body["event"] = .string(event)
-        body["replyID"] = .string(replyID.uuidString)
-        let message = JSONValue.object(body)
-        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<JSONValue?, Never>) in
-            pendingReplies[replyID] = (link.id, continuation)
+        let message = AppEventMessage(event, replyID: replyID).json
+        _ = replies.open(replyID)
+        replyLinks[replyID] = link.id
+        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<AppReply?, Never>) in
+            replies.wait(for: replyID, continuation)
         } start: {
             if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
         } expire: {
@@ -264,10 +266,8 @@ public actor Agent {
     }
 
     /// Sends an event that needs no answer.
-    func tell(_ link: ControlLink, event: String, _ fields: [String: JSONValue]) async {
-        var body = fields
-        body["event"] = .string(event)
-        await link.send(.object(body))
+    func tell(_ link: ControlLink, _ event: AppEvent) async {
+        await link.send(AppEventMessage(event).json)
     }
 
     /// The app that should continue an activity of `type` from `team`: it declares the type and
@@ -351,8 +351,7 @@ public actor Agent {
             }
             timeout -= slowSave
         }
-        guard let reply = await ask(app.link, event: "willSave", ["activityID": .string(id.uuidString)], timeout: timeout),
-            let savedJSON = reply["activity"]
+        guard let reply = await ask(app.link, .willSave(activityID: id), timeout: timeout), let savedJSON = reply.activity
         else {
             return .failure(.remoteTimedOut(
                 "the app \(owner.identity.bundleID) on \(configuration.name) did not save the activity within \(timeout) (userActivityWillSave)"))
@@ -372,10 +371,7 @@ public actor Agent {
     public func activityWasContinued(_ request: FetchRequest, by peer: String) async {
         logger.info("activity was continued", metadata: ["handoff.id": "\(request.activityID)", "handoff.by": "\(peer)"])
         guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else { return }
-        await tell(app.link, event: "wasContinued", [
-            "activityID": .string(request.activityID.uuidString), "continuationID": .string(request.continuationID.uuidString),
-            "peer": .string(peer),
-        ])
+        await tell(app.link, .wasContinued(activityID: request.activityID, continuationID: request.continuationID, peer: peer))
     }
 
     // MARK: Peers

@@ -33,7 +33,7 @@ public actor HandoffApplication {
     let socketPath: String
     let delegate: any HandoffApplicationDelegate
 
-    private var connection: AgentConnection?
+    private var connection: ControlChannel?
     private var readiness: Result<Void, HandoffError>?
     private var readinessWaiters: [CheckedContinuation<Result<Void, HandoffError>, Never>] = []
     /// Activities this app made current, by ID.
@@ -71,9 +71,9 @@ public actor HandoffApplication {
     /// Connects to the agent, registers the app and delivers events until the task is cancelled
     /// or the agent goes away.
     public func run() async throws(HandoffError) {
-        let connection: AgentConnection
+        let connection: ControlChannel
         do {
-            connection = try await AgentConnection.connect(socketPath: socketPath)
+            connection = try await ControlChannel.connect(socketPath: socketPath)
         } catch {
             setReadiness(.failure(error))
             throw error
@@ -90,10 +90,10 @@ public actor HandoffApplication {
                 }
             }
             group.addTask {
-                for await event in connection.events { work.continuation.yield(.event(event)) }
+                for await (event, replyID) in connection.events { work.continuation.yield(.event(event, replyID: replyID)) }
                 work.continuation.finish()
             }
-            switch await connection.request("registerApp", ["app": manifest.json]) {
+            switch await connection.request(.registerApp(manifest)) {
             case .failure(let error):
                 setReadiness(.failure(error))
             case .success:
@@ -101,9 +101,9 @@ public actor HandoffApplication {
                 setReadiness(.success(()))
                 for await item in work.stream {
                     switch item {
-                    case .event(let event) where event["event"]?.stringValue == "streamsRequested":
+                    case .event(.streamsRequested(let activityID, let streamID)?, _):
                         // Long-lived: the delegate reads and writes the streams in its own task.
-                        group.addTask { await self.acceptStreams(event) }
+                        group.addTask { await self.acceptStreams(activityID: activityID, streamID: streamID) }
                     default:
                         await perform(item, enqueue: work.continuation)
                     }
@@ -146,7 +146,7 @@ public actor HandoffApplication {
         try await waitUntilConnected()
         guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
         let snapshot = activity.snapshot
-        let result = await connection.request("publish", ["activity": snapshot.json])
+        let result = await connection.request(.publish(snapshot))
         _ = try result.get()
         published[snapshot.id] = activity
     }
@@ -154,13 +154,14 @@ public actor HandoffApplication {
     func resign(_ activity: UserActivity) async throws(HandoffError) {
         guard let connection else { return }
         published.removeValue(forKey: activity.identifier)
-        _ = try await connection.request("resign", ["id": .string(activity.identifier.uuidString)]).get()
+        _ = try await connection.request(.resign(id: activity.identifier)).get()
     }
 
     // MARK: Events
 
     private enum Work: Sendable {
-        case event(JSONValue)
+        /// An event from the agent (nil: one this version does not know), with its `replyID`.
+        case event(AppEvent?, replyID: UUID?)
         /// Objects passed to a restoration handler after `continue` returned.
         case restore([any UserActivityRestoring], UserActivity)
     }
@@ -169,14 +170,14 @@ public actor HandoffApplication {
 
     /// Opens this app's end of a stream pair on a new control connection (`openStreams` or
     /// `acceptStreams`).
-    func openStreams(_ command: String, _ arguments: [String: JSONValue]) async -> Result<ContinuationStreams, HandoffError> {
+    func openStreams(_ request: ControlRequest) async -> Result<ContinuationStreams, HandoffError> {
         guard let hostSink else { return .failure(.connectionUnavailable("the app is not connected to its agent")) }
         let channel: EncodedFrameChannel
         do { channel = try await StreamChannels.connect(controlSocket: socketPath) } catch {
             return .failure(.connectionUnavailable("cannot reach the handoff agent at \(socketPath): \(error)"))
         }
         let hosted = await withCheckedContinuation { continuation in
-            let request = ControlProtocol.request(command, arguments)
+            let request = Frame(kind: .controlRequest, payload: request.json.serializedBytes)
             if case .terminated = hostSink.yield(ContinuationStreamConnection(channel: channel, request: request, result: continuation)) {
                 continuation.resume(returning: nil)
             }
@@ -190,11 +191,9 @@ public actor HandoffApplication {
     }
 
     /// The source side: a continuing app asked for streams to one of our activities.
-    private func acceptStreams(_ event: JSONValue) async {
-        guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id],
-            let streamID = event["streamID"]?.stringValue
-        else { return }
-        switch await openStreams("acceptStreams", ["streamID": .string(streamID)]) {
+    private func acceptStreams(activityID: UUID, streamID: UUID) async {
+        guard let activity = published[activityID] else { return }
+        switch await openStreams(.acceptStreams(streamID: streamID)) {
         case .success(let streams):
             if let delegate = activity.delegate {
                 await delegate.userActivity(activity, didReceive: streams.input, outputStream: streams.output)
@@ -210,65 +209,54 @@ public actor HandoffApplication {
         switch work {
         case .restore(let objects, let activity):
             for object in objects { await object.restoreUserActivityState(activity) }
-        case .event(let event):
-            await handle(event, enqueue: enqueue)
+        case .event(let event, let replyID):
+            await handle(event, replyID: replyID, enqueue: enqueue)
         }
     }
 
-    private func handle(_ event: JSONValue, enqueue: AsyncStream<Work>.Continuation) async {
-        let replyID = event["replyID"]?.stringValue
-        switch event["event"]?.stringValue {
-        case "willContinue":
-            _ = await delegate.willContinueUserActivity(withType: event["activityType"]?.stringValue ?? "")
-        case "continue":
-            guard let json = event["activity"], let activity = try? Activity(json: json) else {
-                await reply(replyID, ["handled": .bool(false)])
-                return
-            }
-            let continuationID = event["continuationID"]?.stringValue.flatMap(UUID.init(uuidString:))
-            await continueActivity(UserActivity(continuing: activity, continuationID: continuationID, application: self),
+    private func handle(_ event: AppEvent?, replyID: UUID?, enqueue: AsyncStream<Work>.Continuation) async {
+        switch event {
+        case .willContinue(let continuing)?:
+            _ = await delegate.willContinueUserActivity(withType: continuing.activityType)
+        case .continueActivity(let continuing, let activity, _)?:
+            await continueActivity(UserActivity(continuing: activity, continuationID: continuing.continuationID, application: self),
                                    replyID: replyID, enqueue: enqueue)
-        case "didFail":
-            let error = event["error"]
-            let code = HandoffError.Code(rawValue: Int(error?["code"]?.int64Value ?? 4608))
-            await delegate.didFailToContinueUserActivity(
-                withType: event["activityType"]?.stringValue ?? "",
-                error: HandoffError(code, error?["message"]?.stringValue ?? "the continuation failed"))
-        case "willSave":
-            guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id] else {
-                await reply(replyID, [:])
+        case .didFail(let continuing, let error)?:
+            await delegate.didFailToContinueUserActivity(withType: continuing.activityType, error: error)
+        case .willSave(let id)?:
+            guard let activity = published[id] else {
+                await reply(replyID, .empty)
                 return
             }
             await activity.delegate?.userActivityWillSave(activity)
             activity.needsSave = false
-            await reply(replyID, ["activity": activity.snapshot.json])
-        case "openURL":
+            await reply(replyID, AppReply(activity: activity.snapshot.json))
+        case .openURL(let opened)?:
             // A file URL is only ever a file the agent wrote to this app's Inbox: the agent
             // refuses file URLs from peers, and this library refuses a file URL not marked so.
-            guard let text = event["url"]?.stringValue, let url = URL(string: text),
-                url.isFileURL == (event["inboxFile"]?.boolValue == true)
-            else {
-                await reply(replyID, ["handled": .bool(false)])
+            guard opened.url.isFileURL == opened.inboxFile else {
+                await reply(replyID, AppReply(handled: false))
                 return
             }
-            let annotation = event["annotation"].flatMap { try? PropertyListValue(json: $0) }
-            let handled = await delegate.open(url, sourceApplication: event["sourceApplication"]?.stringValue, annotation: annotation)
-            await reply(replyID, ["handled": .bool(handled)])
-        case "wasContinued":
-            guard let id = event["activityID"]?.stringValue.flatMap(UUID.init(uuidString:)), let activity = published[id] else { return }
+            let handled = await delegate.open(opened.url, sourceApplication: opened.sourceApplication, annotation: opened.annotation)
+            await reply(replyID, AppReply(handled: handled))
+        case .wasContinued(let id, _, _)?:
+            guard let activity = published[id] else { return }
             await activity.delegate?.userActivityWasContinued(activity)
-        default:
-            if replyID != nil { await reply(replyID, [:]) }
+        case .streamsRequested?, .pairRequest?, .pairCode?, nil:
+            // Streams are accepted in run(); pairing events go to the CLI. An event this
+            // version does not know is answered empty, so the agent does not wait for it.
+            if replyID != nil { await reply(replyID, .empty) }
         }
     }
 
     /// continue, then the restoration objects, then didUpdate.
-    private func continueActivity(_ activity: UserActivity, replyID: String?, enqueue: AsyncStream<Work>.Continuation) async {
+    private func continueActivity(_ activity: UserActivity, replyID: UUID?, enqueue: AsyncStream<Work>.Continuation) async {
         let collected = RestorationCollector()
         let handled = await delegate.continue(activity) { objects in
             if !collected.add(objects) { enqueue.yield(.restore(objects, activity)) }
         }
-        await reply(replyID, ["handled": .bool(handled)])
+        await reply(replyID, AppReply(handled: handled))
         guard handled else { return }
         var objects = collected.close()
         if objects.isEmpty, let target = activity.targetContentIdentifier {
@@ -281,9 +269,9 @@ public actor HandoffApplication {
         await delegate.didUpdate(activity)
     }
 
-    private func reply(_ replyID: String?, _ result: [String: JSONValue]) async {
+    private func reply(_ replyID: UUID?, _ reply: AppReply) async {
         guard let replyID, let connection else { return }
-        _ = await connection.request("reply", ["replyID": .string(replyID), "result": .object(result)])
+        await connection.reply(to: replyID, reply)
     }
 }
 

@@ -134,7 +134,7 @@ public final class UserActivity: Sendable, CustomStringConvertible {
         guard supportsContinuationStreams else {
             throw .connectionUnavailable("the source app does not support continuation streams for \(activityType)")
         }
-        return try await application.openStreams("openStreams", ["continuationID": .string(continuationID.uuidString)]).get()
+        return try await application.openStreams(.openStreams(continuationID: continuationID)).get()
     }
 
     /// NSUserActivity's callback form of ``getContinuationStreams()``.

@@ -14,13 +14,10 @@ struct Fault: AsyncParsableCommand {
 }
 
 /// Prints the faults: each with its value (or "off"), the code a peer sees and what it does.
-private func printFaults(_ answer: JSONValue, json: Bool) {
-    if json { print(answer.prettySerialized); return }
-    for fault in answer["faults"]?.arrayValue ?? [] {
-        let name = fault["name"]?.stringValue ?? "?"
-        let value = fault["value"]?.stringValue ?? "off"
-        let code = fault["code"]?.int64Value.map { "\($0)" } ?? "?"
-        say("\(name.padding(toLength: 22, withPad: " ", startingAt: 0)) \(value.padding(toLength: 8, withPad: " ", startingAt: 0)) \(code)  \(fault["summary"]?.stringValue ?? "")")
+private func printFaults(_ report: FaultsReport?) {
+    for fault in report?.faults ?? [] {
+        let value = fault.value ?? "off"
+        say("\(fault.name.padding(toLength: 22, withPad: " ", startingAt: 0)) \(value.padding(toLength: 8, withPad: " ", startingAt: 0)) \(fault.code)  \(fault.summary)")
     }
 }
 
@@ -29,7 +26,7 @@ struct FaultList: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        printFaults(try await options.call("faults"), json: options.json)
+        printFaults(try await options.call(.faults(set: nil, clear: nil), as: FaultsReport.self))
     }
 }
 
@@ -55,7 +52,7 @@ struct FaultSet: AsyncParsableCommand {
             let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
             set[parts[0]] = .string(parts.count > 1 ? parts[1] : "")
         }
-        printFaults(try await options.call("faults", ["set": .object(set)]), json: options.json)
+        printFaults(try await options.call(.faults(set: .object(set), clear: nil), as: FaultsReport.self))
     }
 }
 
@@ -72,7 +69,6 @@ struct FaultClear: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let clear: JSONValue = names.isEmpty ? .string("all") : .array(names.map { .string($0) })
-        printFaults(try await options.call("faults", ["clear": clear]), json: options.json)
+        printFaults(try await options.call(.faults(set: nil, clear: names.isEmpty ? .all : .named(names)), as: FaultsReport.self))
     }
 }

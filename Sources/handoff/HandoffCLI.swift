@@ -23,33 +23,15 @@ struct HandoffCLI: AsyncParsableCommand {
             """,
         subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self, Open.self, Pair.self, Trust.self, Fault.self])
 
-    /// Lets `--socket PATH` stand before the subcommand (`handoff --socket P status`), as the
-    /// usage line shows, by moving it after the subcommand's name.
-    static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        if let i = arguments.firstIndex(where: { $0 == "--socket" || $0.hasPrefix("--socket=") }),
-            let sub = arguments.firstIndex(where: { configuration.subcommands.map { $0._commandName }.contains($0) }), i < sub
-        {
-            let count = arguments[i].contains("=") ? 1 : 2
-            let moved = Array(arguments[i..<min(i + count, arguments.count)])
-            arguments.removeSubrange(i..<min(i + count, arguments.count))
-            let newSub = sub - moved.count
-            arguments.insert(contentsOf: moved, at: newSub + 1)
-        }
-        do {
-            var command = try parseAsRoot(arguments)
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
-    }
+    /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
+    /// the root parses them wherever they stand, and every subcommand's `@OptionGroup` of
+    /// ``GlobalOptions`` gets the root's values (argument-parser hands a parent's option group to
+    /// its children).
+    @OptionGroup var options: GlobalOptions
 }
 
-/// Options every subcommand takes.
+/// Options every command takes, before or after its name (`handoff --socket P trust add ID`,
+/// `handoff trust add ID --socket P`).
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The agent's control socket (default: HANDOFF_SOCKET or the agent's default).", valueName: "path"))
     var socket: String?
@@ -64,13 +46,24 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Calls the agent; on failure prints the error (JSON with --json) and exits 1.
-    func call(_ command: String, _ arguments: [String: JSONValue] = [:]) async throws -> JSONValue {
-        switch await client.call(command, arguments) {
+    func call(_ request: ControlRequest) async throws -> JSONValue {
+        switch await client.call(request) {
         case .success(let value): return value
         case .failure(let error):
             report(error)
             throw ExitCode(1)
         }
+    }
+
+    /// Calls the agent and reads its answer as `R`; with --json, prints the answer as the agent
+    /// sent it and returns nil. On failure prints the error and exits 1.
+    func call<R: ControlResult>(_ request: ControlRequest, as: R.Type, prettyJSON: Bool = true) async throws -> R? {
+        let answer = try await call(request)
+        if json {
+            print(prettyJSON ? answer.prettySerialized : answer.serialized)
+            return nil
+        }
+        return R(json: answer)
     }
 
     /// Prints an error: JSON with --json, else a line on standard error.
@@ -88,18 +81,13 @@ struct Status: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let status = try await options.call("status")
-        if options.json { print(status.prettySerialized); return }
-        let name = status["registeredName"]?.stringValue ?? status["name"]?.stringValue ?? "?"
-        say("agent \(name) (id \(status["agentID"]?.stringValue ?? "?")) on port \(status["port"]?.int64Value ?? 0), \(status["peers"]?.int64Value ?? 0) peer(s), \(status["pairedDevices"]?.int64Value ?? 0) paired device(s)")
-        say("device ID \(status["deviceID"]?.stringValue ?? "?")")
-        let activities = status["activities"]?.arrayValue ?? []
-        let current = status["current"]?.stringValue
-        if activities.isEmpty { say("no activities published") }
-        for activity in activities {
-            let id = activity["id"]?.stringValue ?? "?"
-            let marker = id == current ? "*" : " "
-            say("\(marker) \(id)  \(activity["activityType"]?.stringValue ?? "?")  \(activity["title"]?.stringValue ?? "")")
+        guard let status = try await options.call(.status, as: AgentStatus.self) else { return }
+        say("agent \(status.registeredName ?? status.name) (id \(status.agentID)) on port \(status.port), \(status.peers) peer(s), \(status.pairedDevices) paired device(s)")
+        say("device ID \(status.deviceID)")
+        if status.activities.isEmpty { say("no activities published") }
+        for activity in status.activities {
+            let marker = activity.id == status.current ? "*" : " "
+            say("\(marker) \(activity.id.uuidString)  \(activity.activityType)  \(activity.title ?? "")")
         }
     }
 }
@@ -109,16 +97,13 @@ struct Peers: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let peers = try await options.call("peers")
-        if options.json { print(peers.prettySerialized); return }
-        let rows = peers.arrayValue ?? []
-        if rows.isEmpty { say("no peers found (is handoffd running on your other hosts, on this LAN?)") }
-        for peer in rows {
-            let address = peer["addresses"]?.arrayValue?.first?.stringValue ?? peer["host"]?.stringValue ?? "?"
-            let offers = peer["current"]?.stringValue.map { "offers \($0)" } ?? "no activity"
+        guard let peers = try await options.call(.peers, as: [PeerSummary].self) else { return }
+        if peers.isEmpty { say("no peers found (is handoffd running on your other hosts, on this LAN?)") }
+        for peer in peers {
+            let offers = peer.current.map { "offers \($0.uuidString)" } ?? "no activity"
             // Liveness: a peer that stopped answering still has a DNS-SD record, but nothing on offer.
-            let state = peer["reachable"]?.boolValue == false ? "unreachable" : offers
-            say("\(peer["name"]?.stringValue ?? "?")  \(address):\(peer["port"]?.int64Value ?? 0)  \(state)")
+            let state = peer.reachable ? offers : "unreachable"
+            say("\(peer.name)  \(peer.addresses.first ?? peer.host):\(peer.port)  \(state)")
         }
     }
 }
@@ -128,12 +113,10 @@ struct List: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let list = try await options.call("list")
-        if options.json { print(list.prettySerialized); return }
-        let rows = list.arrayValue ?? []
-        if rows.isEmpty { say("no activities on offer") }
-        for row in rows {
-            say("\(row["id"]?.stringValue ?? "?")  \(row["peer"]?.stringValue ?? "?")  \(row["activityType"]?.stringValue ?? "?")  \(row["title"]?.stringValue ?? "")")
+        guard let offered = try await options.call(.list, as: [OfferedActivity].self) else { return }
+        if offered.isEmpty { say("no activities on offer") }
+        for row in offered {
+            say("\(row.id.uuidString)  \(row.peer)  \(row.activityType)  \(row.title ?? "")")
         }
     }
 }
@@ -180,7 +163,7 @@ struct Publish: AsyncParsableCommand {
             activity.requiredUserInfoKeys = Set(requiredKeys.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
         if let expiresIn { activity.expirationDate = Date().addingTimeInterval(expiresIn) }
-        let result = try await options.call("publish", ["activity": activity.json])
+        let result = try await options.call(.publish(activity))
         let id = result["id"]?.stringValue ?? "?"
         say(options.json ? JSONValue.object(["id": .string(id)]).serialized : id)
     }
@@ -196,7 +179,7 @@ struct Resign: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let result = try await options.call("resign", ["id": .string(id)])
+        let result = try await options.call(.resign(id: UUID(uuidString: id)!))
         say(options.json ? result.serialized : "resigned \(id)")
     }
 }
@@ -217,19 +200,18 @@ struct Continue: AsyncParsableCommand {
 
     func validate() throws {
         guard UUID(uuidString: id) != nil else { throw ValidationError("\(id) is not an activity ID (a UUID as shown by `handoff list`)") }
-        if let idempotencyKey, idempotencyKey.isEmpty || idempotencyKey.utf8.count > 200 {
-            throw ValidationError("--idempotency-key must be 1 to 200 bytes, e.g. a UUID")
+        if let idempotencyKey {
+            do { try ControlRequest.checkIdempotencyKey(idempotencyKey) } catch {
+                throw ValidationError("--idempotency-key must be 1 to \(ControlRequest.maximumIdempotencyKeyBytes) bytes, e.g. a UUID")
+            }
         }
     }
 
     func run() async throws {
-        var arguments: [String: JSONValue] = ["id": .string(id)]
-        if let idempotencyKey { arguments["idempotencyKey"] = .string(idempotencyKey) }
-        let result = try await options.call("continue", arguments)
-        if options.json { print(result.serialized); return }
-        let activity = result["activity"]
-        let replayed = result["replayed"]?.boolValue == true ? "; a retry: answered from the first attempt" : ""
-        say("continued \(activity?["activityType"]?.stringValue ?? "activity") from \(result["peer"]?.stringValue ?? "?") (taken by \(result["by"]?.stringValue ?? "?")\(replayed))")
+        let request = ControlRequest.continueActivity(id: UUID(uuidString: id)!, idempotencyKey: idempotencyKey)
+        guard let result = try await options.call(request, as: ContinueResult.self, prettyJSON: false) else { return }
+        let replayed = result.replayed ? "; a retry: answered from the first attempt" : ""
+        say("continued \(result.activityType) from \(result.peer) (taken by \(result.by)\(replayed))")
     }
 }
 
@@ -250,24 +232,25 @@ struct Open: AsyncParsableCommand {
     static let maximumFileBytes = 12 * 1024 * 1024
 
     func run() async throws {
-        var arguments: [String: JSONValue] = ["peer": .string(peer), "app": .string(app)]
+        var annotationValue: PropertyListValue?
         if let annotation {
-            do { arguments["annotation"] = try JSONValue(parsing: annotation) } catch { throw ValidationError("--annotation: \(error)") }
+            do { annotationValue = try PropertyListValue(json: try JSONValue(parsing: annotation)) } catch { throw ValidationError("--annotation: \(error)") }
         }
+        let sent: ControlRequest.OpenTarget
         if FileManager.default.fileExists(atPath: target) {
             guard let data = FileManager.default.contents(atPath: target) else { throw ValidationError("cannot read \(target)") }
             guard data.count <= Self.maximumFileBytes else {
                 throw ValidationError("\(target) is \(data.count) bytes; handoff open sends files up to \(Self.maximumFileBytes) bytes")
             }
-            arguments["file"] = .object(["name": .string((target as NSString).lastPathComponent), "data": .string(data.base64EncodedString())])
+            sent = .file(name: (target as NSString).lastPathComponent, data: Array(data))
         } else if let url = URL(string: target), url.scheme != nil {
-            arguments["url"] = .string(target)
+            sent = .url(url)
         } else {
             throw ValidationError("\(target) is neither a file nor an absolute URL")
         }
-        let result = try await options.call("open", arguments)
-        let handled = result["handled"]?.boolValue ?? false
-        if options.json { print(result.serialized) } else { say(handled ? "\(app) on \(peer) opened it" : "\(app) on \(peer) did not handle it") }
-        if !handled { throw ExitCode(1) }
+        let answer = try await options.call(.open(.init(peer: peer, bundleID: app, target: sent, annotation: annotationValue)))
+        let result = OpenResult(json: answer)
+        if options.json { print(answer.serialized) } else { say(result.handled ? "\(app) on \(peer) opened it" : "\(app) on \(peer) did not handle it") }
+        if !result.handled { throw ExitCode(1) }
     }
 }

@@ -31,38 +31,28 @@ struct Pair: AsyncParsableCommand {
 
     func run() async throws {
         if list {
-            let devices = try await options.call("pairable")
-            if options.json { print(devices.prettySerialized); return }
-            let rows = devices.arrayValue ?? []
-            if rows.isEmpty { say("no device is accepting pairing (run `handoff pair --accept` on it)") }
-            for row in rows { say("\(row["name"]?.stringValue ?? "?")  \(row["address"]?.stringValue ?? "?")") }
+            guard let devices = try await options.call(.pairable, as: [PairableDevice].self) else { return }
+            if devices.isEmpty { say("no device is accepting pairing (run `handoff pair --accept` on it)") }
+            for device in devices { say("\(device.name)  \(device.address)") }
             return
         }
-        var arguments: [String: JSONValue] = [:]
-        if accept {
-            arguments["accept"] = .bool(true)
-            if !options.json { say("waiting for another device to pair (run `handoff pair NAME` there)...") }
-        } else {
-            arguments["peer"] = .string(peer!)
-        }
+        if accept, !options.json { say("waiting for another device to pair (run `handoff pair NAME` there)...") }
         let json = options.json
-        let result = await options.client.converse("pair", arguments) { event in
-            let name = event["peer"]?.stringValue ?? "?"
-            let device = event["deviceID"]?.stringValue ?? "?"
-            switch event["event"]?.stringValue {
-            case "pairRequest":
+        let result = await options.client.converse(.pair(accept ? .accept : .peer(peer!))) { event in
+            let code: String, name: String, device: String
+            switch event {
+            case .pairRequest(let peer, let deviceID):
                 // The accepting side: who asks, by the device ID its certificate proves, before any code.
-                if json { print(event.serialized) } else { say("a device asks to pair: it calls itself \"\(name)\", device \(device)") }
+                if json { print(event.json.serialized) } else { say("a device asks to pair: it calls itself \"\(peer)\", device \(deviceID)") }
                 fflush(nil)
                 return nil
-            case "pairCode":
-                break
+            case .pairCode(let shown, let peer, let deviceID):
+                (code, name, device) = (shown, peer, deviceID)
             default:
                 return nil
             }
-            let code = event["code"]?.stringValue ?? "?"
             if json {
-                print(JSONValue.object(["event": .string("pairCode"), "code": .string(code), "peer": .string(name), "deviceID": .string(device)]).serialized)
+                print(event.json.serialized)
             } else {
                 // The name is the other device's own words (escaped, so it cannot draw on this
                 // screen); the device ID is what its TLS certificate proves.
@@ -73,12 +63,13 @@ struct Pair: AsyncParsableCommand {
             fflush(nil)
             let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
             if !json, isatty(0) == 0 { say(answer) }  // echo what was piped in, as a terminal would
-            return .object(["accept": .bool(answer == "y" || answer == "yes")])
+            return AppReply(accept: answer == "y" || answer == "yes")
         }
         switch result {
         case .success(let value):
             if json { print(value.serialized) } else {
-                say("paired with \(value["name"]?.stringValue ?? "?") (\(value["deviceID"]?.stringValue ?? "?"))")
+                let paired = TrustChange(json: value)
+                say("paired with \(paired.name) (\(paired.deviceID))")
             }
         case .failure(let error):
             options.report(error)
@@ -98,13 +89,10 @@ struct TrustList: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let devices = try await options.call("trustList")
-        if options.json { print(devices.prettySerialized); return }
-        let rows = devices.arrayValue ?? []
-        if rows.isEmpty { say("no paired devices (pair with `handoff pair`, or `handoff trust add DEVICE_ID`)") }
-        for device in rows {
-            let online = device["online"]?.boolValue == true ? "online" : "not seen"
-            say("\(device["deviceID"]?.stringValue ?? "?")  \(device["name"]?.stringValue ?? "?")  \(online)")
+        guard let devices = try await options.call(.trustList, as: [TrustedDevice].self) else { return }
+        if devices.isEmpty { say("no paired devices (pair with `handoff pair`, or `handoff trust add DEVICE_ID`)") }
+        for device in devices {
+            say("\(device.deviceID)  \(device.name)  \(device.online ? "online" : "not seen")")
         }
     }
 }
@@ -118,10 +106,8 @@ struct TrustAdd: AsyncParsableCommand {
     @Option(name: .long, help: "A name for the device until it is seen.") var name: String?
 
     func run() async throws {
-        var arguments: [String: JSONValue] = ["deviceID": .string(deviceID)]
-        if let name { arguments["name"] = .string(name) }
-        let added = try await options.call("trustAdd", arguments)
-        if options.json { print(added.serialized) } else { say("trusted \(added["deviceID"]?.stringValue ?? deviceID)") }
+        guard let added = try await options.call(.trustAdd(deviceID: deviceID, name: name), as: TrustChange.self, prettyJSON: false) else { return }
+        say("trusted \(added.deviceID)")
     }
 }
 
@@ -132,9 +118,7 @@ struct TrustRemove: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The device ID, as `handoff trust list` prints it.", valueName: "device-id")) var deviceID: String
 
     func run() async throws {
-        let removed = try await options.call("trustRemove", ["deviceID": .string(deviceID)])
-        if options.json { print(removed.serialized) } else {
-            say("removed \(removed["name"]?.stringValue ?? "?") (\(removed["deviceID"]?.stringValue ?? deviceID)); closed \(removed["closedConnections"]?.int64Value ?? 0) connection(s)")
-        }
+        guard let removed = try await options.call(.trustRemove(deviceID: deviceID), as: TrustChange.self, prettyJSON: false) else { return }
+        say("removed \(removed.name) (\(removed.deviceID)); closed \(removed.closedConnections ?? 0) connection(s)")
     }
 }

@@ -370,7 +370,11 @@ struct ControlSessionTests {
     func execute(_ command: String, _ body: [String: JSONValue] = [:], agent: Agent) async -> Result<JSONValue, HandoffError> {
         var members = body
         members["command"] = .string(command)
-        return await ControlSession.execute(command, .object(members), agent: agent)
+        do throws(HandoffError) {
+            return await ControlSession.execute(try ControlRequest(json: .object(members)), agent: agent)
+        } catch {
+            return .failure(error)
+        }
     }
 
     @Test("publish then status, list, peers and resign")
@@ -519,7 +523,7 @@ struct ControlSessionTests {
         #expect(await agent.listJSON().arrayValue?.count == 1)
         let keyBefore = await agent.advertisingKey
         let removed = try await agent.trustRemove(TestPeer.deviceID)
-        #expect(removed["closedConnections"] == .integer(0))
+        #expect(removed.closedConnections == 0)
         #expect(await agent.listJSON() == .array([]))
         #expect(await agent.advertisingKey != keyBefore)
         await #expect(throws: HandoffError.self) { try await agent.trustRemove(TestPeer.deviceID) }

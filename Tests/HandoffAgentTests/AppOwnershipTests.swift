@@ -32,7 +32,13 @@ struct AppOwnershipTests {
     static let evil = AppManifest(bundleID: "aaa.evil", teamID: "TEAM1", activityTypes: [ActivityType(rawValue: "com.example.notes.edit")!])
 
     func execute(_ command: String, _ body: [String: JSONValue] = [:], agent: Agent, on link: TestLink?) async -> Result<JSONValue, HandoffError> {
-        await ControlSession.execute(command, .object(body), agent: agent, link: link?.link)
+        var members = body
+        members["command"] = .string(command)
+        do throws(HandoffError) {
+            return await ControlSession.execute(try ControlRequest(json: .object(members)), agent: agent, link: link?.link)
+        } catch {
+            return .failure(error)
+        }
     }
 
     func register(_ manifest: AppManifest, agent: Agent, on link: TestLink) async -> Result<JSONValue, HandoffError> {
@@ -114,13 +120,13 @@ struct AppOwnershipTests {
         let (asked, other) = (TestLink(), TestLink())
         _ = try await register(Self.notes, agent: agent, on: asked).get()
         _ = try await register(Self.evil, agent: agent, on: other).get()
-        let answer = Task { await agent.ask(asked.link, event: "willSave", ["activityID": .string(UUID().uuidString)], timeout: .seconds(30)) }
+        let answer = Task { await agent.ask(asked.link, .willSave(activityID: UUID()), timeout: .seconds(30)) }
         let event = try await asked.next()
         let replyID = try #require(event["replyID"]?.stringValue)
-        let refused = try #require(await execute("reply", ["replyID": .string(replyID), "result": .object(["forged": .bool(true)])], agent: agent, on: other).error)
+        let refused = try #require(await execute("reply", ["replyID": .string(replyID), "result": .object(["handled": .bool(false)])], agent: agent, on: other).error)
         #expect(refused.message.contains("answers an event sent to another connection"), "\(refused.message)")
-        _ = try await execute("reply", ["replyID": .string(replyID), "result": .object(["genuine": .bool(true)])], agent: agent, on: asked).get()
-        #expect(await answer.value == .object(["genuine": .bool(true)]))
+        _ = try await execute("reply", ["replyID": .string(replyID), "result": .object(["handled": .bool(true)])], agent: agent, on: asked).get()
+        #expect(await answer.value == AppReply(handled: true), "the genuine reply, not the forged one")
     }
 
     @Test("the rules as a pure function")

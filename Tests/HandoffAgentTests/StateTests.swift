@@ -276,7 +276,7 @@ struct PeerDirectoryTests {
         let offered = directory.offered
         #expect(offered.map(\.id) == [a.id, b.id])
         #expect(offered.map(\.peer) == ["alpha", "zeta"])
-        #expect(offered.map(\.activityType) == [Sample.notesEdit, Sample.mapsView])
+        #expect(offered.map(\.activityType) == [Sample.notesEdit.rawValue, Sample.mapsView.rawValue])
         #expect(offered.map(\.title) == ["Notes", "Map of Berlin"])
         #expect(directory.peer(offering: a.id)?.name == "alpha")
         #expect(directory.peer(offering: b.id)?.name == "zeta")

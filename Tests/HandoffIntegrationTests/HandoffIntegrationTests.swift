@@ -324,6 +324,30 @@ final class HandoffIntegrationTests: LabTestCase {
         try lab.handoff("h1", "resign", id)
     }
 
+    /// `--socket` and `--json` before or after any subcommand's name, at any depth (issue 16,
+    /// item 9): `handoff --socket P trust list` and `handoff --socket P fault list` used to fail.
+    /// HANDOFF_SOCKET points nowhere, so only the option can reach the agent.
+    func testSocketAndJSONOptionsAtAnyDepth() throws {
+        let socket = "\(try lab.path("h3"))/handoff.sock"
+        let forms: [[String]] = [
+            ["--socket", socket, "status"], ["status", "--socket", socket], ["--socket=\(socket)", "--json", "status"],
+            ["--socket", socket, "trust", "list"], ["trust", "--socket", socket, "list"], ["trust", "list", "--socket", socket],
+            ["--json", "--socket", socket, "fault", "list"], ["fault", "list", "--json", "--socket", socket], ["fault", "--socket", socket],
+            ["--socket", socket, "pair", "--list"], ["peers", "--json", "--socket", socket],
+        ]
+        for form in forms {
+            let result = try lab.exec("h3", ["env", "HANDOFF_SOCKET=/nonexistent/handoff.sock", lab.handoffCLI] + form)
+            XCTAssertEqual(result.status, 0, "handoff \(form.joined(separator: " ")): \(result.stderr)")
+            if form.contains("--json") {
+                XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)), "handoff \(form.joined(separator: " ")): \(result.stdout)")
+            }
+        }
+        // Without the option, HANDOFF_SOCKET is used, and its absence is reported clearly.
+        let missing = try lab.exec("h3", ["env", "HANDOFF_SOCKET=/nonexistent/handoff.sock", lab.handoffCLI, "trust", "list"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("/nonexistent/handoff.sock"), missing.stderr)
+    }
+
     func testBadConfigIsRefusedNamingTheKey() throws {
         let dir = try lab.path("h3")
         let cases: [(String, String)] = [

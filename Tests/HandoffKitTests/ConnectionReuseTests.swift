@@ -59,7 +59,7 @@ struct ConnectionReuseTests {
             _ = await source.agent.changeFaults(set: .object(["refuseConnections": .bool(true)]), clear: nil)
             let error = try #require(await destination.agent.continueActivity(id: id).error)
             #expect(error.code == .userActivityConnectionUnavailable)
-            _ = await source.agent.changeFaults(set: nil, clear: .array([.string("refuseConnections")]))
+            _ = await source.agent.changeFaults(set: nil, clear: .named(["refuseConnections"]))
             _ = try await destination.agent.continueActivity(id: id).get()
             #expect(destination.agent.fetchPool.idleCount() == 1)
         }

@@ -39,9 +39,10 @@ extension Agent {
     }
 
     private static func markedReplayed(_ result: Result<JSONValue, HandoffError>) -> Result<JSONValue, HandoffError> {
-        guard case .success(.object(var members)) = result else { return result }
-        members["replayed"] = .bool(true)
-        return .success(.object(members))
+        guard case .success(let value) = result else { return result }
+        var replayed = ContinueResult(json: value)
+        replayed.replayed = true
+        return .success(replayed.json)
     }
 
     /// One continuation, shared by concurrent callers for the same activity. It runs in its own
@@ -76,11 +77,8 @@ extension Agent {
 
         // The app is chosen before the data arrives (willContinue), from the advertised type and team.
         let app = await app(for: offered.activityType, fromTeam: offered.teamID)
-        let continuation: [String: JSONValue] = [
-            "continuationID": .string(request.continuationID.uuidString),
-            "activityType": .string(offered.activityType.rawValue), "peer": .string(peer.name),
-        ]
-        if let app { await tell(app.link, event: "willContinue", continuation) }
+        let continuing = AppEvent.Continuing(continuationID: request.continuationID, activityType: offered.activityType.rawValue, peer: peer.name)
+        if let app { await tell(app.link, .willContinue(continuing)) }
 
         var handlerStarted = false
         let result = await fetchAndDeliver(request, from: peer, offered: offered, app: app, handlerStarted: &handlerStarted)
@@ -88,11 +86,7 @@ extension Agent {
         case .failure(let error):
             metadata["handoff.error"] = "\(error.code.rawValue)"
             logger.info("continuation failed", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
-            if let app {
-                var fields = continuation
-                fields["error"] = ControlProtocol.errorJSON(error)
-                await tell(app.link, event: "didFail", fields)
-            }
+            if let app { await tell(app.link, .didFail(continuing, error: error)) }
         case .success(let delivered):
             logger.info("continuation delivered", metadata: metadata.merging(["handoff.by": "\(delivered["by"]?.stringValue ?? "?")"]) { $1 })
             if let error = await client.notifyContinued(request, at: peer.endpoint) {
@@ -119,26 +113,21 @@ extension Agent {
         guard activity.isOffered(at: Date()) else {
             return .failure(.handoffFailed("activity \(activity.activityType) from \(peer.name) expired before it could be continued"))
         }
-        var response: [String: JSONValue] = [
-            "handled": .bool(true), "peer": .string(peer.name),
-            "continuationID": .string(request.continuationID.uuidString), "activity": activity.json,
-        ]
+        var response = ContinueResult(peer: peer.name, continuationID: request.continuationID, activity: activity.json, by: "")
         if let app {
             // The advertisement chose the app; the activity itself must agree.
             guard app.manifest.accepts(activity.activityType, fromTeam: fetched.source?.teamID) else {
                 return .failure(.handoffFailed("the activity from \(peer.name) does not match what it advertised (type or team); it was not delivered"))
             }
-            var event: [String: JSONValue] = [
-                "continuationID": .string(request.continuationID.uuidString), "peer": .string(peer.name), "activity": activity.json,
-            ]
-            if let source = fetched.source { event["sourceApplication"] = .string(source.bundleID) }
+            let continuing = AppEvent.Continuing(continuationID: request.continuationID, activityType: activity.activityType.rawValue, peer: peer.name)
             handlerStarted = true
             // Recorded before the app hears of it: an app may open streams (openStreams, by this
             // continuationID) as soon as it has the activity, before its reply reaches the agent.
             deliveredToApps.append((request.continuationID, activity.id, peer))
             if deliveredToApps.count > 256 { deliveredToApps.removeFirst() }
-            let reply = await ask(app.link, event: "continue", event, timeout: configuration.limits.handlerTimeout)
-            guard let reply, reply["handled"]?.boolValue == true else {
+            let reply = await ask(app.link, .continueActivity(continuing, activity: activity, sourceApplication: fetched.source?.bundleID),
+                                  timeout: configuration.limits.handlerTimeout)
+            guard let reply, reply.handled == true else {
                 deliveredToApps.removeAll { $0.continuationID == request.continuationID }
                 guard reply != nil else {
                     return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
@@ -147,15 +136,15 @@ extension Agent {
                 logger.info("app declined the activity", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
                 return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
             }
-            response["by"] = .string("app")
-            response["app"] = .string(app.manifest.identity.bundleID)
-            return .success(.object(response))
+            response.by = "app"
+            response.app = app.manifest.identity.bundleID
+            return .success(response.json)
         }
         return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
     }
 
     /// The configured handlers, then the web page: for an activity no app took.
-    private func deliverToHandlers(_ activity: Activity, from peer: PeerRecord, response: [String: JSONValue],
+    private func deliverToHandlers(_ activity: Activity, from peer: PeerRecord, response: ContinueResult,
                                    handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
         var response = response
         let timeout = configuration.limits.handlerTimeout
@@ -166,9 +155,9 @@ extension Agent {
         switch await dispatcher.deliver(activity, from: peer.name, streams: streams) {
         case .failure(let error): return .failure(error)
         case .success(let delivery):
-            response["by"] = .string(delivery.by)
-            response["command"] = .array(delivery.command.map { .string($0) })
-            return .success(.object(response))
+            response.by = delivery.by
+            response.command = delivery.command
+            return .success(response.json)
         }
     }
 }

@@ -26,16 +26,15 @@ extension Agent {
         guard let app = apps.values.first(where: { $0.manifest.identity.bundleID == request.bundleID }) else {
             return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
         }
-        var event: [String: JSONValue] = ["url": .string(url.absoluteString), "peer": .string(peer), "inboxFile": .bool(inboxFile)]
         // The sending agent names the app that asked, from that app's registration; only a
         // well-formed bundle ID is passed on.
-        if let source = request.sourceApplication, AppIdentity.isValidBundleID(source) { event["sourceApplication"] = .string(source) }
-        if let annotation = request.annotation { event["annotation"] = annotation.json }
+        let source = request.sourceApplication.flatMap { AppIdentity.isValidBundleID($0) ? $0 : nil }
+        let event = AppEvent.openURL(.init(url: url, peer: peer, inboxFile: inboxFile, sourceApplication: source, annotation: request.annotation))
         logger.info("opening in app", metadata: ["handoff.app": "\(request.bundleID)", "handoff.url": "\(url)", "handoff.peer": "\(peer)"])
-        guard let reply = await ask(app.link, event: "openURL", event, timeout: configuration.limits.handlerTimeout) else {
+        guard let reply = await ask(app.link, event, timeout: configuration.limits.handlerTimeout) else {
             return .failure(.handoffFailed("the app \(request.bundleID) did not answer within limits.handlerTimeout"))
         }
-        return .success(reply["handled"]?.boolValue ?? false)
+        return .success(reply.handled ?? false)
     }
 
     /// Sends a URL or a file to an app on a peer (`handoff open`).

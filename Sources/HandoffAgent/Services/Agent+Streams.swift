@@ -37,9 +37,7 @@ extension Agent {
         let accepted = await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Bool, Never>) in
             pendingStreams[request.streamID] = (peer, relay, continuation)
         } start: {
-            await self.tell(app.link, event: "streamsRequested", [
-                "activityID": .string(request.activityID.uuidString), "streamID": .string(request.streamID.uuidString),
-            ])
+            await self.tell(app.link, .streamsRequested(activityID: request.activityID, streamID: request.streamID))
         } expire: {
             await self.abandonStream(request.streamID)
         }

@@ -25,18 +25,16 @@ enum ContinuationStreamSession {
     /// Peer connections carry stream data in frames of at most this size.
     static let peerLimits = FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0)
 
-    static func serve(_ command: String, _ body: JSONValue, connection: FrameServer.Connection, agent: Agent) async throws {
-        let requestID = body["requestID"]
+    /// Serves `openStreams` or `acceptStreams`, the first request on `connection`.
+    static func serve(_ request: ControlRequest, requestID: JSONValue?, connection: FrameServer.Connection, agent: Agent) async throws {
         func response(_ result: Result<JSONValue, HandoffError>) -> Frame {
             Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(result, requestID: requestID).serializedBytes)
         }
         func respond(_ result: Result<JSONValue, HandoffError>) async throws {
             try await connection.outbound.write(response(result))
         }
-        if command == "acceptStreams" {
-            guard let streamID = body["streamID"]?.stringValue.flatMap(UUID.init(uuidString:)),
-                let claim = await agent.claimStreams(streamID)
-            else {
+        if case .acceptStreams(let streamID) = request {
+            guard let claim = await agent.claimStreams(streamID) else {
                 try await respond(.failure(.handoffFailed("no stream request with that streamID is waiting (it may have timed out)")))
                 return
             }
@@ -62,9 +60,7 @@ enum ContinuationStreamSession {
             return
         }
 
-        guard let continuationID = body["continuationID"]?.stringValue.flatMap(UUID.init(uuidString:)),
-            let source = await agent.streamSource(continuationID: continuationID)
-        else {
+        guard case .openStreams(let continuationID) = request, let source = await agent.streamSource(continuationID: continuationID) else {
             try await respond(.failure(.handoffFailed("openStreams needs the continuationID of an activity continued by this app on this host")))
             return
         }

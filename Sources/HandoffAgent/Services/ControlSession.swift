@@ -31,8 +31,8 @@ public enum ControlSession {
         }
         var inbound = connection.inbound.makeAsyncIterator()
         guard let first = try await inbound.next() else { return }
-        if let (command, body) = try? ControlProtocol.decodeRequest(first), command == "openStreams" || command == "acceptStreams" {
-            try await ContinuationStreamSession.serve(command, body, connection: connection, agent: agent)
+        if let (_, body) = try? ControlProtocol.decodeRequest(first), let request = try? ControlRequest(json: body), request.startsStreamSession {
+            try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
             return
         }
         let link = ControlLink(outbound: connection.outbound)
@@ -64,27 +64,26 @@ public enum ControlSession {
         let result: Result<JSONValue, HandoffError>
         var requestID: JSONValue?
         switch Result(catching: { () throws(HandoffError) in try ControlProtocol.decodeRequest(frame) }) {
-        case .success(let (command, body)):
+        case .success(let (_, body)):
             requestID = body["requestID"]
-            result = await execute(command, body, agent: agent, link: link)
+            do throws(HandoffError) {
+                result = await execute(try ControlRequest(json: body), agent: agent, link: link)
+            } catch {
+                result = .failure(error)
+            }
         case .failure(let error):
             result = .failure(error)
         }
         await link.send(ControlProtocol.responseJSON(result, requestID: requestID))
     }
 
-    /// Runs one control command.
-    static func execute(_ command: String, _ body: JSONValue, agent: Agent, link: ControlLink? = nil) async -> Result<JSONValue, HandoffError> {
-        switch command {
-        case "status": return .success(await agent.statusJSON())
-        case "peers": return .success(await agent.peersJSON())
-        case "list": return .success(await agent.listJSON())
-        case "publish":
-            guard let activityJSON = body["activity"] else { return .failure(.handoffFailed("publish needs an \"activity\" object")) }
-            let activity: Activity
-            do { activity = try Activity(json: activityJSON, defaultID: UUID()) } catch {
-                return .failure(.handoffFailed("cannot publish: \(error)"))
-            }
+    /// Runs one control request.
+    static func execute(_ request: ControlRequest, agent: Agent, link: ControlLink? = nil) async -> Result<JSONValue, HandoffError> {
+        switch request {
+        case .status: return .success(await agent.status().json)
+        case .peers: return .success(await agent.peers().json)
+        case .list: return .success(await agent.offered().json)
+        case .publish(let activity):
             if activity.isExpired(at: Date()) {
                 return .failure(.handoffFailed("cannot publish: the activity's expirationDate has already passed"))
             }
@@ -96,79 +95,53 @@ public enum ControlSession {
                 let id = try await agent.publish(activity, owner: owner)
                 return .success(.object(["id": .string(id.uuidString)]))
             } catch { return .failure(error) }
-        case "resign":
-            guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
-                return .failure(.handoffFailed("resign needs \"id\", an activity UUID as printed by publish"))
-            }
+        case .resign(let id):
             let requester = await link?.manifest == nil ? nil : link?.id
             do { try await agent.resign(id: id, by: requester) } catch { return .failure(error) }
             return .success(.object(["resigned": .string(id.uuidString)]))
-        case "continue":
-            guard let id = body["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
-                return .failure(.handoffFailed("continue needs \"id\", an activity UUID as printed by `handoff list`"))
-            }
-            var key: String?
-            if let value = body["idempotencyKey"], value != .null {
-                guard let text = value.stringValue, !text.isEmpty, text.utf8.count <= 200 else {
-                    return .failure(.handoffFailed("continue: \"idempotencyKey\" must be a string of 1 to 200 bytes, e.g. a UUID; reuse it only to retry the same continuation"))
-                }
-                key = text
-            }
+        case .continueActivity(let id, let key):
             return await agent.continueActivity(id: id, idempotencyKey: key)
-        case "registerApp":
+        case .registerApp(let manifest):
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
-            let manifest: AppManifest
-            do { manifest = try AppManifest(json: body["app"] ?? .null) } catch { return .failure(.handoffFailed("registerApp: \(error)")) }
             do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
             return .success(.object(["registered": .string(manifest.identity.bundleID)]))
-        case "open":
-            guard let peer = body["peer"]?.stringValue, let bundleID = body["app"]?.stringValue else {
-                return .failure(.handoffFailed("open needs \"peer\" and \"app\" (a bundle ID)"))
-            }
-            var annotation: PropertyListValue?
-            if let json = body["annotation"] {
-                do { annotation = try PropertyListValue(json: json) } catch { return .failure(.handoffFailed("open: annotation: \(error)")) }
-            }
+        case .open(let open):
             let source = await link?.manifest?.identity.bundleID
-            if let url = body["url"]?.stringValue {
-                guard let parsed = URL(string: url), parsed.scheme != nil else { return .failure(.handoffFailed("open: \(url) is not an absolute URL")) }
-                return await agent.open(OpenRequest(bundleID: bundleID, url: parsed, sourceApplication: source, annotation: annotation), file: [], onPeer: peer)
+            switch open.target {
+            case .url(let url):
+                return await agent.open(OpenRequest(bundleID: open.bundleID, url: url, sourceApplication: source, annotation: open.annotation),
+                                        file: [], onPeer: open.peer)
+            case .file(let name, let data):
+                let request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: data.count, sourceApplication: source,
+                                          annotation: open.annotation)
+                return await agent.open(request, file: data, onPeer: open.peer)
             }
-            guard let file = body["file"], let name = file["name"]?.stringValue, let data = file["data"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) else {
-                return .failure(.handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)}"))
-            }
-            let request = OpenRequest(bundleID: bundleID, fileName: name, fileSize: data.count, sourceApplication: source, annotation: annotation)
-            return await agent.open(request, file: Array(data), onPeer: peer)
-        case "pair":
+        case .pair(let target):
             guard let link else { return .failure(.handoffFailed("pair needs a control connection")) }
-            if body["accept"]?.boolValue == true { return await agent.acceptPairing(link: link) }
-            guard let target = body["peer"]?.stringValue, !target.isEmpty else {
-                return .failure(.handoffFailed("pair needs \"peer\" (the other device's name as its `handoff pair --accept` shows it, or HOST:PORT) or \"accept\": true"))
+            switch target {
+            case .accept: return await agent.acceptPairing(link: link)
+            case .peer(let peer): return await agent.pair(with: peer, link: link)
             }
-            return await agent.pair(with: target, link: link)
-        case "pairable":
-            return .success(await agent.pairableJSON())
-        case "faults":
-            return await agent.changeFaults(set: body["set"], clear: body["clear"])
-        case "trustList":
-            return .success(await agent.trustJSON())
-        case "trustAdd", "trustRemove":
-            guard let text = body["deviceID"]?.stringValue else { return .failure(.handoffFailed("\(command) needs \"deviceID\", as `handoff status` prints it")) }
-            let id: DeviceID
-            do { id = try DeviceID(parsing: text) } catch { return .failure(.handoffFailed("\(error)")) }
-            do {
-                if command == "trustAdd" { return .success(try await agent.trustAdd(id, name: body["name"]?.stringValue)) }
-                return .success(try await agent.trustRemove(id))
-            } catch { return .failure(error) }
-        case "reply":
-            guard let replyID = body["replyID"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
-                return .failure(.handoffFailed("reply needs \"replyID\" from the event it answers"))
-            }
-            do { try await agent.resolveReply(replyID, with: body["result"] ?? .null, from: link?.id) } catch { return .failure(error) }
+        case .pairable:
+            return .success(await agent.pairableDevices().json)
+        case .faults(let set, let clear):
+            return await agent.changeFaults(set: set, clear: clear).map(\.json)
+        case .trustList:
+            return .success(await agent.trustedDevices().json)
+        case .trustAdd(let text, let name):
+            do { return .success(try await agent.trustAdd(try deviceID(text), name: name).json) } catch { return .failure(error) }
+        case .trustRemove(let text):
+            do { return .success(try await agent.trustRemove(try deviceID(text)).json) } catch { return .failure(error) }
+        case .reply(let replyID, let reply):
+            do { try await agent.resolveReply(replyID, with: reply, from: link?.id) } catch { return .failure(error) }
             return .success(.object([:]))
-        default:
-            return .failure(.handoffFailed(
-                "unknown command \"\(command)\"; this agent knows status, peers, list, publish, resign, continue, open, pair, pairable, faults, trustList, trustAdd, trustRemove, registerApp and reply"))
+        case .openStreams, .acceptStreams:
+            return .failure(.handoffFailed("\(request.command) must be the first request on a connection of its own"))
         }
+    }
+
+    /// A device ID as `handoff status` prints it; an error says what is wrong with it.
+    private static func deviceID(_ text: String) throws(HandoffError) -> DeviceID {
+        do { return try DeviceID(parsing: text) } catch { throw .handoffFailed("\(error)") }
     }
 }

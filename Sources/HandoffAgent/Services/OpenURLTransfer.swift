@@ -110,7 +110,7 @@ enum OpenURLTransfer {
                 switch try PeerMessage(frame: frame) {
                 case .hello: continue
                 case .opened(let handled):
-                    return Answer(result: .success(.object(["handled": .bool(handled), "peer": .string(peer.name), "app": .string(request.bundleID)])),
+                    return Answer(result: .success(OpenResult(handled: handled, peer: peer.name, app: request.bundleID).json),
                                   isAnswer: true)
                 case .error(let code, let message):
                     return Answer(result: .failure(HandoffError(HandoffError.Code(rawValue: code), message)), isAnswer: true)

@@ -138,7 +138,7 @@ enum PairingSession {
         // The exchange waits for people from here: the handshake deadline no longer applies.
         connection.gate?.authenticate()
         // The person at this device sees who asks, by the ID its certificate proves, before any code.
-        await agent.tell(window.link, event: "pairRequest", ["peer": .string(name), "deviceID": .string(remote.description)])
+        await agent.tell(window.link, .pairRequest(peer: name, deviceID: remote.description))
         var iterator = inbound
         let channel = Channel(send: { try await outbound.write(contentsOf: $0) }, receive: {
             guard let frame = try await iterator.next() else {

@@ -49,14 +49,6 @@ public struct PeerRecord: Sendable, Hashable {
     }
 }
 
-/// An activity a peer offers, as `handoff list` shows it.
-public struct OfferedActivity: Sendable, Hashable {
-    public var id: UUID
-    public var peer: String
-    public var activityType: ActivityType
-    public var title: String?
-}
-
 /// The peers discovery has found. Pure state; the agent feeds it browse events.
 public struct PeerDirectory: Sendable {
     /// What an update did.
@@ -142,7 +134,7 @@ public struct PeerDirectory: Sendable {
     public var offered: [OfferedActivity] {
         all.filter(isReachable).compactMap { peer in
             peer.advertisement.current.map {
-                OfferedActivity(id: $0.id, peer: peer.name, activityType: $0.activityType, title: $0.title)
+                OfferedActivity(id: $0.id, peer: peer.name, activityType: $0.activityType.rawValue, title: $0.title)
             }
         }
     }

@@ -81,17 +81,11 @@ extension Agent {
     public var advertisingKey: AdvertisingKey { trust.ownAdvertisingKey }
 
     /// `handoff trust list`.
-    public func trustJSON() -> JSONValue {
-        .array(trust.devices.map { device in
-            let online = directory.all.first { $0.deviceID == device.deviceID }
-            return .object([
-                "deviceID": .string(device.deviceID.description),
-                "name": .string(device.name),
-                "pairedAt": .string(device.pairedAt.formatted(.iso8601)),
-                "advertisingKeyKnown": .bool(device.advertisingKey != nil),
-                "online": .bool(online != nil),
-            ])
-        })
+    public func trustedDevices() -> [TrustedDevice] {
+        trust.devices.map { device in
+            TrustedDevice(deviceID: device.deviceID.description, name: device.name, pairedAt: device.pairedAt.formatted(.iso8601),
+                          advertisingKeyKnown: device.advertisingKey != nil, online: directory.all.contains { $0.deviceID == device.deviceID })
+        }
     }
 
     /// `handoff trust add`: pairs with a device by its ID, without a person confirming on both
@@ -100,7 +94,7 @@ extension Agent {
     /// checks its signatures), the device's advertisements can be read at once; without, the
     /// agent learns them by connecting to the device when it sees its advertisement.
     public func trustAdd(_ id: DeviceID, name: String?, advertisingKey: AdvertisingKey? = nil,
-                         certificateDER: [UInt8]? = nil) throws(HandoffError) -> JSONValue {
+                         certificateDER: [UInt8]? = nil) throws(HandoffError) -> TrustChange {
         guard id != deviceID else { throw .handoffFailed("\(id) is this device's own ID; add the ID that the other device's `handoff status` prints") }
         var publicKey: DevicePublicKey?
         do {
@@ -115,13 +109,13 @@ extension Agent {
         logger.info("device trusted", metadata: ["handoff.device": "\(id.shortID)"])
         reopenUnreadable()
         askEveryUnreadable()
-        return .object(["deviceID": .string(id.description), "name": .string(trust.device(id)?.name ?? id.shortID)])
+        return TrustChange(deviceID: id.description, name: trust.device(id)?.name ?? id.shortID)
     }
 
     /// `handoff trust remove`: unpairs a device. Its open connections are closed at once, and
     /// this device's advertising key rotates so the removed device can no longer read its
     /// advertisements.
-    public func trustRemove(_ id: DeviceID) throws(HandoffError) -> JSONValue {
+    public func trustRemove(_ id: DeviceID) throws(HandoffError) -> TrustChange {
         guard trust.isPaired(id) else { throw .handoffFailed("device \(id) is not paired with \(configuration.name); `handoff trust list` lists the paired devices") }
         var next = trust
         let removed = next.remove(id)
@@ -131,9 +125,7 @@ extension Agent {
         if seenAdvertisements.seen.forget(id) { seenAdvertisementsChanged() }
         refreshAdvertisement()
         logger.info("device unpaired", metadata: ["handoff.device": "\(id.shortID)", "handoff.closed": "\(closed)"])
-        return .object([
-            "deviceID": .string(id.description), "name": .string(removed?.name ?? id.shortID), "closedConnections": .integer(closed),
-        ])
+        return TrustChange(deviceID: id.description, name: removed?.name ?? id.shortID, closedConnections: closed)
     }
 
     /// A paired device sent its advertising key (key exchange) over a TLS connection on which it
@@ -285,12 +277,9 @@ extension Agent {
     }
 
     /// `handoff pair --list`: the devices accepting pairing now (`handoff pair --accept`), by name.
-    public func pairableJSON() -> JSONValue {
-        .array(unreadable.values.compactMap { entry in
-            entry.pairingName.map { name in
-                .object(["name": .string(name), "address": .string(entry.endpoint.description)])
-            }
-        }.sorted { ($0["name"]?.stringValue ?? "") < ($1["name"]?.stringValue ?? "") })
+    public func pairableDevices() -> [PairableDevice] {
+        unreadable.values.compactMap { entry in entry.pairingName.map { PairableDevice(name: $0, address: entry.endpoint.description) } }
+            .sorted { $0.name < $1.name }
     }
 
     /// `handoff pair --accept`: opens this device to one pairing attempt for `security.pairingTimeout`.
@@ -330,10 +319,8 @@ extension Agent {
 
     /// Shows the code to the user on `link` and waits for the answer.
     func confirmPairingCode(_ code: String, with peer: String, deviceID id: DeviceID, link: ControlLink) async -> Bool {
-        let answer = await ask(link, event: "pairCode", [
-            "code": .string(code), "peer": .string(peer), "deviceID": .string(id.description),
-        ], timeout: configuration.security.pairingTimeout)
-        return answer?["accept"]?.boolValue == true
+        let answer = await ask(link, .pairCode(code: code, peer: peer, deviceID: id.description), timeout: configuration.security.pairingTimeout)
+        return answer?.accept == true
     }
 
     /// Both users confirmed: stores the device and its advertising key.
@@ -352,7 +339,7 @@ extension Agent {
         logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
         reopenUnreadable()
         askEveryUnreadable()
-        return .object(["deviceID": .string(id.description), "name": .string(name)])
+        return TrustChange(deviceID: id.description, name: name).json
     }
 
     /// `handoff pair TARGET`: pairs with a device that accepts pairing.

@@ -1,13 +1,16 @@
-/// The local control protocol between the agent and the `handoff` CLI (later, apps) over the
-/// agent's Unix socket: frames of kind `controlRequest` / `controlResponse` whose payload is JSON.
+/// The local control protocol between the agent and its clients (the `handoff` CLI and HandoffKit
+/// apps) over the agent's Unix socket: frames of kind `controlRequest` / `controlResponse` whose
+/// payload is JSON (docs/PROTOCOL.md, "Control socket").
 ///
-/// A request is `{"command": NAME, ...arguments}`. A response is `{"ok": RESULT}` or
-/// `{"error": {"code": 4608, "name": "userActivityHandoffFailed", "message": "..."}}`.
-/// Commands: `status`, `peers`, `list`, `publish` (`activity`), `resign` (`id`), `continue` (`id`),
-/// and for apps `registerApp` (`app`: the manifest) and `reply` (`replyID`, `result`). A request
-/// may carry `requestID`, echoed in its response. After `registerApp` the agent also sends events,
-/// `{"event": NAME, ...}`, on the connection (docs/PROTOCOL.md lists them).
+/// A request is `{"command": NAME, ...arguments}` (``ControlRequest``). A response is
+/// `{"ok": RESULT}` or `{"error": {"code": 4608, "name": "userActivityHandoffFailed", "message": "..."}}`.
+/// A request may carry `requestID`, echoed in its response. The agent also sends events,
+/// `{"event": NAME, ...}` (``AppEvent``), on the connection.
 public enum ControlProtocol {
+    /// The version of the control protocol this build speaks; `status` reports it as
+    /// `controlProtocolVersion`. Fields and commands are only ever added within a version.
+    public static let version = 1
+
     /// Frame limits on the control socket: local apps may publish large userInfo.
     public static let limits = FrameLimits(maxFrameBytes: 16 * 1024 * 1024, maxUserInfoBytes: 0)
 
@@ -39,7 +42,8 @@ public enum ControlProtocol {
         .object(["code": .integer(error.code.rawValue), "name": .string(error.code.name), "message": .string(error.message)])
     }
 
-    /// Reads a request: the command name and the whole object.
+    /// Reads a request frame: its command's name and the whole object. Throws when the frame is
+    /// not a JSON control request with a command; ``ControlRequest/init(json:)`` checks the rest.
     public static func decodeRequest(_ frame: Frame) throws(HandoffError) -> (command: String, body: JSONValue) {
         guard frame.kind == .controlRequest else { throw .handoffFailed("expected a control request, got a \(frame.kind) frame") }
         let body: JSONValue
@@ -53,10 +57,19 @@ public enum ControlProtocol {
         guard frame.kind == .controlResponse, let body = try? JSONValue(parsing: frame.payload) else {
             throw .handoffFailed("the agent sent an invalid response")
         }
+        guard body["ok"] != nil || body["error"] != nil else { throw .handoffFailed("the agent sent a response without ok or error") }
+        return result(of: body)
+    }
+
+    /// The result a response body carries: its `ok` value, or its `error` (an error without a
+    /// code is 4608).
+    public static func result(of body: JSONValue) -> Result<JSONValue, HandoffError> {
         if let ok = body["ok"] { return .success(ok) }
-        if let error = body["error"], let code = error["code"]?.int64Value {
-            return .failure(HandoffError(HandoffError.Code(rawValue: Int(code)), error["message"]?.stringValue ?? "no message"))
-        }
-        throw .handoffFailed("the agent sent a response without ok or error")
+        return .failure(error(fromJSON: body["error"]))
+    }
+
+    /// Reads the JSON form of an error (``errorJSON(_:)``); what is missing is 4608, "no message".
+    public static func error(fromJSON json: JSONValue?) -> HandoffError {
+        HandoffError(HandoffError.Code(rawValue: Int(json?["code"]?.int64Value ?? 4608)), json?["message"]?.stringValue ?? "no message")
     }
 }

@@ -74,3 +74,9 @@ public struct HandoffError: Error, Sendable, CustomStringConvertible {
         .init(.userActivityHandoffUserInfoTooLarge, message)
     }
 }
+
+extension HandoffError: Equatable {
+    /// Errors are equal when their codes and messages are: what a peer or an app can see of
+    /// them (the underlying cause stays in this process).
+    public static func == (lhs: HandoffError, rhs: HandoffError) -> Bool { lhs.code == rhs.code && lhs.message == rhs.message }
+}

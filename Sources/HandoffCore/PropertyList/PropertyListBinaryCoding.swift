@@ -107,6 +107,9 @@ public enum PropertyListBinaryCoding {
 
         let bytes: [UInt8]
         var index = 0
+        /// The room the containers read so far reserved before their elements arrived (the
+        /// capacity they were given), so tests can check the bound above.
+        private(set) var reservedElements = 0
 
         func fail(_ reason: String) -> PropertyListDecodingError { .init(offset: index, reason: reason) }
 
@@ -194,6 +197,7 @@ public enum PropertyListBinaryCoding {
                 // 64 nested containers would each reserve about that much (megabytes from one
                 // small frame). Larger containers grow as their elements arrive.
                 elements.reserveCapacity(min(count, Self.maximumReservation))
+                reservedElements += elements.capacity
                 for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
                 return .array(elements)
             case .dictionary:
@@ -201,6 +205,7 @@ public enum PropertyListBinaryCoding {
                 let count = try readCount(minimumElementSize: 5)
                 var members: [String: PropertyListValue] = [:]
                 members.reserveCapacity(min(count, Self.maximumReservation))
+                reservedElements += members.capacity
                 for _ in 0..<count {
                     let keyOffset = index
                     let key = try readString()

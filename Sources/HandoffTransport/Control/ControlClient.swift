@@ -19,8 +19,21 @@ public struct ControlClient: Sendable {
         }
     }
 
-    /// Sends a command and waits for its result. An unreachable agent is 4609 with what to do.
+    /// Sends a request and waits for its result. An unreachable agent is 4609 with what to do.
+    public func call(_ request: ControlRequest) async -> Result<JSONValue, HandoffError> {
+        await call(json: request.json)
+    }
+
+    /// Sends a command by name, for a command this version has no ``ControlRequest`` for (an
+    /// agent of a later version), and waits for its result.
     public func call(_ command: String, _ arguments: [String: JSONValue] = [:]) async -> Result<JSONValue, HandoffError> {
+        var body = arguments
+        body["command"] = .string(command)
+        return await call(json: .object(body))
+    }
+
+    /// One request, one response, on a connection of its own.
+    private func call(json body: JSONValue) async -> Result<JSONValue, HandoffError> {
         let connection: any FrameConnection
         switch await connect() {
         case .success(let opened): connection = opened
@@ -28,7 +41,7 @@ public struct ControlClient: Sendable {
         }
         let result: Result<JSONValue, HandoffError>
         do {
-            do { try await connection.send([ControlProtocol.request(command, arguments)]) } catch {
+            do { try await connection.send([Frame(kind: .controlRequest, payload: body.serializedBytes)]) } catch {
                 // The agent may have answered and closed before reading (a refusal): read it.
                 guard let frame = try? await connection.receive() else { throw error }
                 await connection.close()
@@ -48,41 +61,29 @@ public struct ControlClient: Sendable {
         return result
     }
 
-    /// Sends a command that the agent answers with events before its result (`pair`): each event
-    /// goes to `onEvent`, and a non-nil answer is sent back as the event's `reply`.
-    public func converse(_ command: String, _ arguments: [String: JSONValue] = [:],
-                         onEvent: (JSONValue) async -> JSONValue?) async -> Result<JSONValue, HandoffError> {
-        let connection: any FrameConnection
-        switch await connect() {
-        case .success(let opened): connection = opened
-        case .failure(let error): return .failure(error)
-        }
-        defer { Task { await connection.close() } }
+    /// Sends a request that the agent answers with events before its result (`pair`): each
+    /// event goes to `onEvent`, and a non-nil answer is sent back as the event's `reply`.
+    public func converse(_ request: ControlRequest, onEvent: @escaping @Sendable (AppEvent) async -> AppReply?) async -> Result<JSONValue, HandoffError> {
+        let channel: ControlChannel
         do {
-            var request = arguments
-            request["requestID"] = .string("main")
-            do { try await connection.send([ControlProtocol.request(command, request)]) } catch {
-                guard let frame = try? await connection.receive() else { throw error }
-                return (try? ControlProtocol.decodeResponse(frame)) ?? .failure(.handoffFailed("the control connection failed: \(error)"))
-            }
-            while let frame = try await connection.receive() {
-                guard frame.kind == .controlResponse, let body = try? JSONValue(parsing: frame.payload) else {
-                    return .failure(.handoffFailed("the agent sent an invalid response"))
-                }
-                if body["event"] != nil {
-                    if let answer = await onEvent(body), let replyID = body["replyID"] {
-                        try await connection.send([ControlProtocol.request("reply", ["replyID": replyID, "result": answer, "requestID": .string("reply")])])
-                    }
-                    continue
-                }
-                if body["requestID"]?.stringValue == "reply" { continue }
-                return try ControlProtocol.decodeResponse(frame)
-            }
-            return .failure(.handoffFailed("the agent closed the connection without answering; see its log"))
-        } catch let error as HandoffError {
-            return .failure(error)
+            channel = try await ControlChannel.connect(
+                socketPath: socketPath, hint: "Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath.")
         } catch {
-            return .failure(.handoffFailed("the control connection failed: \(error)"))
+            return .failure(error)
+        }
+        return await withTaskGroup(of: Void.self) { group in
+            group.addTask { await channel.readFrames() }
+            group.addTask {
+                for await (event, replyID) in channel.events {
+                    guard let event else { continue }
+                    if let answer = await onEvent(event), let replyID { await channel.reply(to: replyID, answer) }
+                }
+            }
+            let result = await channel.request(request)
+            // The events that came before the result are all handled before it is returned
+            // (the group waits for its tasks): closing ends the stream of events.
+            await channel.close()
+            return result
         }
     }
 }
