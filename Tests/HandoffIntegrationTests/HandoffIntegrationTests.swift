@@ -345,7 +345,7 @@ final class HandoffIntegrationTests: LabTestCase {
         // Without the option, HANDOFF_SOCKET is used, and its absence is reported clearly.
         let missing = try lab.exec("h3", ["env", "HANDOFF_SOCKET=/nonexistent/handoff.sock", lab.handoffCLI, "trust", "list"])
         XCTAssertEqual(missing.status, 1)
-        XCTAssertTrue(missing.stderr.contains("/nonexistent/handoff.sock"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("/nonexistent"), missing.stderr)
     }
 
     func testBadConfigIsRefusedNamingTheKey() throws {

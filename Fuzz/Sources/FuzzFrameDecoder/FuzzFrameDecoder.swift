@@ -93,9 +93,23 @@ private func check(_ frame: Frame, limits: FrameLimits) {
         invariantFailed(target, "Frame.bytes \(hex(bytes)) is refused on re-parse: \(error)")
     }
 
-    // Control frames (allowed by these limits too) go to the control protocol's decoders.
-    if frame.kind == .controlRequest { _ = try? ControlProtocol.decodeRequest(frame); return }
-    if frame.kind == .controlResponse { _ = try? ControlProtocol.decodeResponse(frame); return }
+    // Control frames (allowed by these limits too) go to the control protocol's decoders: the
+    // typed request (and, once read, its wire form reads back as the same request), the
+    // response, and the event a response-kind frame may carry.
+    if frame.kind == .controlRequest {
+        guard let (_, body) = try? ControlProtocol.decodeRequest(frame), let request = try? ControlRequest(json: body) else { return }
+        switch request {
+        case .publish, .open: return  // an activity without an `id` gets a new one each read; URLs are Foundation's to normalise
+        default: break
+        }
+        require((try? ControlRequest(json: request.json)) == request, target, "\(request.command) request does not read back from its wire form")
+        return
+    }
+    if frame.kind == .controlResponse {
+        _ = try? ControlProtocol.decodeResponse(frame)
+        if let body = try? JSONValue(parsing: frame.payload) { _ = AppEvent(json: body) }
+        return
+    }
 
     let message: PeerMessage
     do { message = try PeerMessage(frame: frame) } catch { return }
