@@ -61,12 +61,12 @@ public actor Agent {
     /// `handoff fault` (docs/FAULTS.md).
     public internal(set) var faults: FaultPlan
     /// Continuations in flight, by activity ID, with the callers waiting for the same result.
-    var inFlight: [UUID: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
+    var inFlight: [UUID: [CheckedContinuation<Result<ContinueResult, HandoffError>, Never>]] = [:]
     /// Continuations by the caller's idempotency key: a retry after a lost reply is answered
     /// from here and runs no handler again.
-    var ledger = IdempotencyLedger<Result<JSONValue, HandoffError>, ContinuousClock.Instant>()
+    var ledger = IdempotencyLedger<Result<ContinueResult, HandoffError>, ContinuousClock.Instant>()
     /// Callers retrying a key whose continuation is still running.
-    var keyWaiters: [String: [CheckedContinuation<Result<JSONValue, HandoffError>, Never>]] = [:]
+    var keyWaiters: [String: [CheckedContinuation<Result<ContinueResult, HandoffError>, Never>]] = [:]
     /// Apps connected to the control socket, by connection.
     var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
     /// Apps the agent may start (config `appsDirectory`).

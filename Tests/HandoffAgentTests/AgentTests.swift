@@ -309,7 +309,7 @@ struct AgentTests {
         }
         await agent.handle(.resolved(peerService(name: "kitchen", agentID: "peer-kitchen", seq: 1, offering: offered)))
 
-        let value = try await agent.continueActivity(id: offered.id).get()
+        let value = try await agent.continueActivity(id: offered.id).get().json  // the wire form
         #expect(value["handled"] == .bool(true))
         #expect(value["by"] == .string("handler"))
         #expect(value["command"] == .array(command.map { .string($0) }))

@@ -46,8 +46,8 @@ struct ContinuationLifecycleTests {
 
             let result = await destination.agent.continueActivity(id: activity.identifier)
             let value = try result.get()
-            #expect(value["by"]?.stringValue == "app")
-            #expect(value["app"]?.stringValue == "com.example.notes")
+            #expect(value.by == "app")
+            #expect(value.app == "com.example.notes")
             // wasContinued travels back to the source host, and the restoration handler's calls
             // follow `continue`'s return: give them a moment.
             for _ in 0..<200 where !(log.all.contains("S:wasContinued") && log.all.contains("C:didUpdate")) {
@@ -118,7 +118,7 @@ struct ContinuationLifecycleTests {
             try await activity.becomeCurrent()
             await source.introduce(to: destination)
             let result = try await destination.agent.continueActivity(id: activity.identifier).get()
-            #expect(result["by"]?.stringValue == "urlOpener")
+            #expect(result.by == "urlOpener")
             #expect((try? String(contentsOfFile: opened, encoding: .utf8)) == "https://example.com/notes/7\n")
             #expect(log.all.contains("C:continue:"))
             group.cancelAll()

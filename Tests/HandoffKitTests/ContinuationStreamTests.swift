@@ -169,7 +169,7 @@ struct ContinuationStreamTests {
             try await activity.becomeCurrent()
             await source.introduce(to: destination)
             let result = try await destination.agent.continueActivity(id: activity.identifier).get()
-            #expect(result["by"]?.stringValue == "handler")
+            #expect(result.by == "handler")
             let expected = "100000 " + SHA256.hash(data: [UInt8](repeating: 0, count: 100_000)).map { String(format: "%02x", $0) }.joined()
             #expect((try? String(contentsOfFile: out, encoding: .utf8)) == expected, "got \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "no file")")
             group.cancelAll()

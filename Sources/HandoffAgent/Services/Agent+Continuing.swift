@@ -20,7 +20,7 @@ extension Agent {
     /// same key (after a lost reply, say) gets the first result, marked `"replayed": true`, and
     /// runs no handler. A continuation that failed before any handler ran may be retried with the
     /// same key. The continuation runs to its end even when the caller goes away.
-    public func continueActivity(id: UUID, idempotencyKey: String? = nil) async -> Result<JSONValue, HandoffError> {
+    public func continueActivity(id: UUID, idempotencyKey: String? = nil) async -> Result<ContinueResult, HandoffError> {
         guard let key = idempotencyKey else { return await continueOnce(id: id).result }
         switch ledger.begin(key, activityID: id, now: .now) {
         case .replay(let result):
@@ -38,16 +38,17 @@ extension Agent {
         }
     }
 
-    private static func markedReplayed(_ result: Result<JSONValue, HandoffError>) -> Result<JSONValue, HandoffError> {
-        guard case .success(let value) = result else { return result }
-        var replayed = ContinueResult(json: value)
-        replayed.replayed = true
-        return .success(replayed.json)
+    private static func markedReplayed(_ result: Result<ContinueResult, HandoffError>) -> Result<ContinueResult, HandoffError> {
+        result.map { first in
+            var replayed = first
+            replayed.replayed = true
+            return replayed
+        }
     }
 
     /// One continuation, shared by concurrent callers for the same activity. It runs in its own
     /// task so that a caller that goes away (a closed control connection) does not cut it short.
-    private func continueOnce(id: UUID) async -> (result: Result<JSONValue, HandoffError>, handlerStarted: Bool) {
+    private func continueOnce(id: UUID) async -> (result: Result<ContinueResult, HandoffError>, handlerStarted: Bool) {
         if inFlight[id] != nil {
             return (await withCheckedContinuation { inFlight[id, default: []].append($0) }, true)
         }
@@ -57,7 +58,7 @@ extension Agent {
         return (result, handlerStarted)
     }
 
-    private func performContinuation(id: UUID) async -> (Result<JSONValue, HandoffError>, handlerStarted: Bool) {
+    private func performContinuation(id: UUID) async -> (Result<ContinueResult, HandoffError>, handlerStarted: Bool) {
         guard let advertised = directory.peer(offering: id), let offered = advertised.advertisement.current else {
             if let silent = directory.unreachablePeer(offering: id) {
                 return (.failure(.connectionUnavailable(Self.stoppedAnswering(silent.peer.name, activity: id, lastHeard: silent.lastHeard))), false)
@@ -88,7 +89,7 @@ extension Agent {
             logger.info("continuation failed", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
             if let app { await tell(app.link, .didFail(continuing, error: error)) }
         case .success(let delivered):
-            logger.info("continuation delivered", metadata: metadata.merging(["handoff.by": "\(delivered["by"]?.stringValue ?? "?")"]) { $1 })
+            logger.info("continuation delivered", metadata: metadata.merging(["handoff.by": "\(delivered.by)"]) { $1 })
             if let error = await client.notifyContinued(request, at: peer.endpoint) {
                 logger.info("could not tell the source it was continued", metadata: metadata.merging(["handoff.message": "\(error.message)"]) { $1 })
             }
@@ -97,7 +98,7 @@ extension Agent {
     }
 
     private func fetchAndDeliver(_ request: FetchRequest, from peer: PeerRecord, offered: ActivityAdvertisement.Current,
-                                 app: (manifest: AppManifest, link: ControlLink)?, handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
+                                 app: (manifest: AppManifest, link: ControlLink)?, handlerStarted: inout Bool) async -> Result<ContinueResult, HandoffError> {
         let fetched: FetchedActivity
         switch await client.fetchActivity(request, from: peer.endpoint, peerName: peer.name) {
         case .failure(let error): return .failure(error)
@@ -138,14 +139,14 @@ extension Agent {
             }
             response.by = "app"
             response.app = app.manifest.identity.bundleID
-            return .success(response.json)
+            return .success(response)
         }
         return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)
     }
 
     /// The configured handlers, then the web page: for an activity no app took.
     private func deliverToHandlers(_ activity: Activity, from peer: PeerRecord, response: ContinueResult,
-                                   handlerStarted: inout Bool) async -> Result<JSONValue, HandoffError> {
+                                   handlerStarted: inout Bool) async -> Result<ContinueResult, HandoffError> {
         var response = response
         let timeout = configuration.limits.handlerTimeout
         let streams: @Sendable ([String], [String: String]) async -> Result<CommandOutcome, HandoffError> = { command, environment in
@@ -157,7 +158,7 @@ extension Agent {
         case .success(let delivery):
             response.by = delivery.by
             response.command = delivery.command
-            return .success(response.json)
+            return .success(response)
         }
     }
 }

@@ -100,7 +100,7 @@ public enum ControlSession {
             do { try await agent.resign(id: id, by: requester) } catch { return .failure(error) }
             return .success(.object(["resigned": .string(id.uuidString)]))
         case .continueActivity(let id, let key):
-            return await agent.continueActivity(id: id, idempotencyKey: key)
+            return await agent.continueActivity(id: id, idempotencyKey: key).map(\.json)
         case .registerApp(let manifest):
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
             do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
