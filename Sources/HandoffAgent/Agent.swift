@@ -36,6 +36,8 @@ public actor Agent {
     public nonisolated let instanceName: String
     /// Connects to whatever device answers (pairing, learning advertising keys).
     nonisolated let unpinned: TCPPeerConnector
+    /// The clock of the sessions' deadlines (``Deadline``): pairing, key exchange, stream and open handshakes.
+    nonisolated let clock: any Clock<Duration>
 
     var store = ActivityStore()
     var directory: PeerDirectory
@@ -95,9 +97,11 @@ public actor Agent {
     ///   - port: the port the peer listener is bound to (advertised).
     ///   - connector: how to reach peers (TCP in the daemon).
     ///   - security: the device identity and the paired devices.
+    ///   - clock: measures the sessions' deadlines; a manual clock in tests.
     public init(configuration: AgentConfiguration, port: Int, connector: any PeerConnector, logger: Logger,
-                launchable: [LaunchableApp] = [], security: AgentSecurity) {
+                launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock()) {
         self.configuration = configuration
+        self.clock = clock
         self.faults = configuration.faults
         self.launchable = launchable
         self.port = port

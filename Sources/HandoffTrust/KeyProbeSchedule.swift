@@ -1,3 +1,5 @@
+import HandoffCore
+
 /// Which senders of unreadable advertisements the agent connects to, to learn a paired device's
 /// new advertising key, and when.
 ///
@@ -155,8 +157,7 @@ public struct KeyProbeSchedule<Instant: InstantProtocol>: Sendable where Instant
         guard let last = refilledAt else { return }
         let elapsed = last.duration(to: now)
         guard elapsed > .zero else { return }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        tokens = min(Double(limits.burst), tokens + seconds * limits.probesPerSecond)
+        tokens = min(Double(limits.burst), tokens + elapsed.inSeconds * limits.probesPerSecond)
     }
 
     private mutating func prune(now: Instant) {

@@ -55,7 +55,8 @@ enum TestPeer {
     }
 }
 
-func makeAgent(connector: any PeerConnector = RefusingConnector(), configure: (inout AgentConfiguration) -> Void = { _ in }) -> Agent {
+func makeAgent(connector: any PeerConnector = RefusingConnector(), clock: any Clock<Duration> = ContinuousClock(),
+               configure: (inout AgentConfiguration) -> Void = { _ in }) -> Agent {
     SIGPIPEWatch.install()
     var configuration = AgentConfiguration(name: "unit-host", socketPath: "/tmp/handoff-unit-unused.sock")
     configuration.serviceType = "_handoffunit._tcp"
@@ -63,7 +64,7 @@ func makeAgent(connector: any PeerConnector = RefusingConnector(), configure: (i
     let trust = TrustStore(devices: [PairedDevice(deviceID: TestPeer.deviceID, name: "test peer", advertisingKey: TestPeer.key,
                                                   publicKey: TestPeer.peerIdentity.publicKey)])
     let security = try! AgentSecurity(identity: TestPeer.identity, trust: trust, stateDirectory: nil)
-    return Agent(configuration: configuration, port: 7123, connector: connector, logger: quietLogger, security: security)
+    return Agent(configuration: configuration, port: 7123, connector: connector, logger: quietLogger, security: security, clock: clock)
 }
 
 func peerService(name: String, agentID: String, seq: UInt64, offering activity: Activity?, addresses: [String] = ["127.0.0.1"], port: UInt16 = 7200) -> DiscoveredService {

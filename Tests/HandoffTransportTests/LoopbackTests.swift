@@ -204,6 +204,14 @@ struct LoopbackTests {
         }
     }
 
+    @Test("a refused connect carries the code connectionRefused and the socket's error")
+    func connectionRefusedCode() async throws {
+        let connector = TCPPeerConnector(connectTimeout: .seconds(2))
+        await #expect { try await connector.connect(to: PeerEndpoint(host: "127.0.0.1", port: 1), limits: FrameLimits()) } throws: { error in
+            (error as? PeerConnectError)?.code == .connectionRefused && (error as? PeerConnectError)?.underlying is IOError
+        }
+    }
+
     @Test("receive() returns nil after the server closed the connection")
     func receiveAfterPeerClosed() async throws {
         let running = try await RunningServer.start(.tcp(host: "127.0.0.1", port: 0)) { connection in

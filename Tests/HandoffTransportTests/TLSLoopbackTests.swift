@@ -76,6 +76,20 @@ struct TLSLoopbackTests {
         await running.stop()
     }
 
+    @Test("a refused TLS connect carries its code: wrongCertificate for an impostor, noPinnedIdentity without a pin")
+    func refusalCodes() async throws {
+        let running = try await Self.listener()
+        var impostor = running.endpoint
+        impostor.expectedIdentity = Self.stranger.deviceID.bytes
+        await #expect { try await Self.connector(Self.client).connect(to: impostor, limits: FrameLimits()) } throws: { error in
+            (error as? PeerConnectError)?.code == .wrongCertificate && (error as? PeerConnectError)?.underlying != nil
+        }
+        await #expect { try await Self.connector(Self.client).connect(to: running.endpoint, limits: FrameLimits()) } throws: { error in
+            (error as? PeerConnectError)?.code == .noPinnedIdentity
+        }
+        await running.stop()
+    }
+
     @Test("an unpaired device may send only small frames")
     func unpairedFrameLimit() async throws {
         let running = try await Self.listener()

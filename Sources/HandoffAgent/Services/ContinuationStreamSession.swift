@@ -81,12 +81,10 @@ enum ContinuationStreamSession {
             try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)
             try await peerOutbound.write(PeerMessage.streamOpen(request).frame)
             // The source must accept within fetchTimeout; closing the channel ends the wait.
-            let deadline = channel.channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(limits.fetchTimeout.nanoseconds)) {
-                channel.channel.close(promise: nil)
-            }
             var frames = peerInbound.makeAsyncIterator()
-            let answer = await handshake(&frames, peer: source.peer.name, timeout: limits.fetchTimeout)
-            deadline.cancel()
+            let (answer, _) = await Deadline.watch(limits.fetchTimeout, on: agent.clock, onExpiry: { channel.channel.close(promise: nil) }) {
+                await handshake(&frames, peer: source.peer.name, timeout: limits.fetchTimeout)
+            }
             guard case .success = answer else {
                 try await respond(answer.map { .object([:]) })
                 return
@@ -142,12 +140,5 @@ enum ContinuationStreamSession {
         } catch {
             return .failure(.handoffFailed("the stream connection to \(peer) failed: \(error)"))
         }
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

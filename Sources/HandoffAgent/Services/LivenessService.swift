@@ -114,7 +114,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         case .reachable(let key):
             await agent.setReachability(key, reachable: true, lastHeard: nil)
         case .unreachable(let key, let lastHeard):
-            let date = lastHeard.map { Date().addingTimeInterval(-Self.seconds($0.duration(to: clock.now))) }
+            let date = lastHeard.map { Date().addingTimeInterval(-$0.duration(to: clock.now).inSeconds) }
             await agent.setReachability(key, reachable: false, lastHeard: date)
         case .connect, .ping:
             break
@@ -130,9 +130,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         } catch {
             logger.debug("liveness: cannot connect", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
             abandoned.remove(attempt)
-            // TLS refused the peer's certificate: an agent answers, but not the paired device.
-            let description = "\(error)"
-            let answered = description.contains("did not present the certificate") || description.contains("TLS handshake failed")
+            let answered = Self.peerAnswered(error)
             await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: answered) }
             return
         }
@@ -175,16 +173,21 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         machine.heard(key, attempt: attempt, now: clock.now)
     }
 
+    /// Whether a failed connect shows that an agent answers at the address: TLS refused it (it
+    /// did not present the paired device's certificate), a matter of trust, not of liveness.
+    static func peerAnswered(_ error: any Error) -> Bool {
+        guard let error = error as? PeerConnectError else { return false }
+        switch error.code {
+        case .wrongCertificate, .handshakeFailed: return true
+        default: return false
+        }
+    }
+
     private func event(_ body: (inout Machine, C.Instant) -> [Machine.Action]) async {
         let actions = body(&machine, clock.now)
         var closing: [any FrameConnection] = []
         for action in actions { if let connection = await perform(action) { closing.append(connection) } }
         for connection in closing { await connection.close() }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (s, atto) = duration.components
-        return Double(s) + Double(atto) / 1e18
     }
 }
 

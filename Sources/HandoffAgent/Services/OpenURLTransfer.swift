@@ -61,16 +61,15 @@ enum OpenURLTransfer {
                         .answered(await answer(from: inbound, request: request, peer: peer))
                     }
                     var writeError: (any Error)?
-                    var deadline: Scheduled<Void>?
-                    defer { deadline?.cancel() }
-                    while let step = await group.next() {
+                    var next = await group.next()
+                    while let step = next {
                         switch step {
                         case .written:
                             // The receiving app has limits.handlerTimeout to answer; allow the
-                            // transfer on top.
-                            deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds((limits.handlerTimeout + limits.fetchTimeout).nanoseconds)) {
-                                channel.channel.close(promise: nil)
-                            }
+                            // transfer on top. Then the connection closes, which ends the wait.
+                            next = await Deadline.watch(limits.handlerTimeout + limits.fetchTimeout, on: agent.clock,
+                                                        onExpiry: { channel.channel.close(promise: nil) }) { await group.next() }.value
+                            continue
                         case .writeFailed(let error): writeError = error
                         case .answered(let answer):
                             group.cancelAll()
@@ -80,6 +79,7 @@ enum OpenURLTransfer {
                             }
                             return answer.result
                         }
+                        next = await group.next()
                     }
                     return .failure(.handoffFailed("sending to \(peer.name) ended without an answer"))
                 }

@@ -16,13 +16,6 @@ import Foundation
 /// the code, so a man in the middle matches it with probability 10⁻⁶ per attempt, and each
 /// attempt takes a person: there is nothing to brute-force.
 enum PairingSession {
-    /// Set once, read any time.
-    final class Flag: Sendable {
-        private let value = Atomic<Bool>(false)
-        func set() { value.store(true, ordering: .releasing) }
-        var isSet: Bool { value.load(ordering: .acquiring) }
-    }
-
     /// `handoff pair`: this agent initiates.
     static func initiate(to endpoint: PeerEndpoint, target: String, link: ControlLink, agent: Agent) async -> Result<JSONValue, HandoffError> {
         let connection: ChannelFrameConnection
@@ -30,16 +23,12 @@ enum PairingSession {
             return .failure(.connectionUnavailable("cannot connect to \(target) at \(endpoint) to pair: \(error)"))
         }
         let timeout = agent.configuration.security.pairingTimeout
-        let expired = Flag()
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            expired.set()
-            await connection.close()
+        // At the deadline the connection closes, which ends the exchange wherever it waits.
+        let (result, expired) = await Deadline.watch(timeout, on: agent.clock, onExpiry: { await connection.close() }) {
+            await initiate(connection, target: target, link: link, agent: agent)
         }
-        defer { timer.cancel() }
-        let result = await initiate(connection, target: target, link: link, agent: agent)
         await connection.close()
-        if expired.isSet, case .failure = result {
+        if expired, case .failure = result {
             return .failure(.remoteTimedOut("pairing with \(target) did not finish within \(timeout); nothing was stored"))
         }
         return result

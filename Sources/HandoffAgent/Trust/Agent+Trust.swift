@@ -220,11 +220,14 @@ extension Agent {
             keyLearning.schedule.finished(probed, answeredBy: nil, isPaired: false, now: .now)
             return
         }
-        let timer = Task {
-            try await Task.sleep(for: configuration.limits.fetchTimeout)
-            await connection.close()
+        // At the deadline the connection closes, which ends the exchange wherever it waits.
+        _ = await Deadline.watch(configuration.limits.fetchTimeout, on: clock, onExpiry: { await connection.close() }) {
+            await exchangeKeys(over: connection, instance: name, probed: probed)
         }
-        defer { timer.cancel() }
+    }
+
+    private func exchangeKeys(over connection: ChannelFrameConnection, instance name: String,
+                              probed: KeyProbeSchedule<ContinuousClock.Instant>.Endpoint) async {
         let id = connection.peerIdentity?.deviceID
         keyLearning.schedule.finished(probed, answeredBy: id, isPaired: id.map { trust.isPaired($0) } ?? false, now: .now)
         guard let id else { return await connection.close() }

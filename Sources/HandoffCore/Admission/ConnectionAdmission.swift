@@ -205,8 +205,7 @@ public struct ConnectionAdmission<Instant: InstantProtocol>: Sendable where Inst
     private func refill(_ bucket: inout Bucket, now: Instant) {
         let elapsed = bucket.refilledAt.duration(to: now)
         guard elapsed > .zero else { return }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        bucket.tokens = min(Double(limits.burst), bucket.tokens + seconds * limits.ratePerSecond)
+        bucket.tokens = min(Double(limits.burst), bucket.tokens + elapsed.inSeconds * limits.ratePerSecond)
         bucket.refilledAt = now
     }
 

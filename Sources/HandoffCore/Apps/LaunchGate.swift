@@ -36,7 +36,7 @@ public struct LaunchGate<Instant: InstantProtocol>: Sendable where Instant.Durat
         if let device {
             var bucket = buckets[device] ?? (Double(burst), now)
             let elapsed = bucket.at.duration(to: now)
-            bucket.tokens = min(Double(burst), bucket.tokens + Self.seconds(elapsed) / Self.seconds(refill))
+            bucket.tokens = min(Double(burst), bucket.tokens + elapsed.inSeconds / refill.inSeconds)
             bucket.at = now
             guard bucket.tokens >= 1 else {
                 buckets[device] = bucket
@@ -56,9 +56,4 @@ public struct LaunchGate<Instant: InstantProtocol>: Sendable where Instant.Durat
 
     /// Whether `bundleID` is being started now.
     public func isStarting(_ bundleID: String) -> Bool { starting.contains(bundleID) }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }

@@ -61,7 +61,7 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         let connector = self.connector
         let limits = self.limits
         let connection: any FrameConnection
-        switch await deadline(timeouts.connect, onTimeout: {}, { try await connector.connect(to: endpoint, limits: limits) }) {
+        switch await Deadline.race(timeouts.connect, on: clock, { try await connector.connect(to: endpoint, limits: limits) }) {
         case .value(let c): connection = c
         case .timedOut: return .failure(Self.error(machine.connectTimedOut(after: timeouts.connect)))
         case .failed(let error): return .failure(Self.error(machine.connectFailed("\(error)")))
@@ -78,7 +78,7 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         var machine = connecting
         guard case .send(let frames) = machine.connected(reused: reused) else { preconditionFailure("connected() must send") }
         let reader = machine
-        let outcome = await deadline(timeouts.fetch, onTimeout: { await connection.close() }) {
+        let outcome = await Deadline.race(timeouts.fetch, on: clock, onTimeout: { await connection.close() }) {
             () async throws -> (action: ContinuationStateMachine.Action, source: AppIdentity?, answered: Bool) in
             var machine = reader
             do { try await connection.send(frames) } catch { return (machine.receiveFailed(error), nil, false) }
@@ -133,7 +133,7 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         let limits = self.limits
         let pool = self.pool
         let frames = [PeerMessage.hello(hello).frame, notice]
-        let outcome = await deadline(timeouts.connect, onTimeout: {}) { () async throws -> Void in
+        let outcome = await Deadline.race(timeouts.connect, on: clock) { () async throws -> Void in
             let connection = try await connector.connect(to: endpoint, limits: limits)
             do { try await connection.send(frames) } catch { await connection.close(); throw error }
             // The source's hello (or its close) shows it has read ours; the notice follows it.
@@ -157,42 +157,6 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         case .deliver(let activity): return .success(activity)
         case .fail(let code, let message): return .failure(HandoffError(code, message))
         default: return .failure(.handoffFailed("internal error: the continuation ended in an unexpected state"))
-        }
-    }
-
-    private enum DeadlineOutcome<T: Sendable>: Sendable {
-        case value(T)
-        case failed(any Error)
-        case timedOut
-    }
-
-    /// Runs `operation` until it finishes or `timeout` passes on the clock, whichever is first.
-    /// On expiry `onTimeout` runs before the operation is cancelled, so it can unblock I/O.
-    private func deadline<T: Sendable>(
-        _ timeout: Duration,
-        onTimeout: @Sendable () async -> Void,
-        _ operation: @escaping @Sendable () async throws -> T
-    ) async -> DeadlineOutcome<T> {
-        let clock = self.clock
-        return await withTaskGroup(of: DeadlineOutcome<T>?.self) { group in
-            group.addTask {
-                do { return .value(try await operation()) } catch { return .failed(error) }
-            }
-            group.addTask {
-                do { try await clock.sleep(for: timeout) } catch { return nil }  // cancelled: the operation won
-                return .timedOut
-            }
-            // The sleeper answers nil only when cancelled; then wait for the operation, which
-            // sees the same cancellation.
-            var first: DeadlineOutcome<T> = .failed(CancellationError())
-            while let next = await group.next() {
-                guard let outcome = next else { continue }
-                first = outcome
-                break
-            }
-            if case .timedOut = first { await onTimeout() }
-            group.cancelAll()
-            return first
         }
     }
 }

@@ -156,12 +156,3 @@ public struct ContinuationStateMachine: Sendable {
         return .fail(code: code, message: message)
     }
 }
-
-extension Duration {
-    /// "2 s", "0.25 s".
-    var secondsText: String {
-        let (seconds, attoseconds) = components
-        let value = Double(seconds) + Double(attoseconds) / 1e18
-        return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
-    }
-}

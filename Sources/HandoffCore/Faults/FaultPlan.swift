@@ -205,11 +205,3 @@ public struct FaultPlanError: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var description: String { "fault \(name): \(reason)" }
 }
-
-extension Duration {
-    /// The duration in whole milliseconds, rounded down.
-    var wholeMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

@@ -60,7 +60,7 @@ public enum StreamChannels {
         if let handshake {
             do { try await handshake.get() } catch {
                 try? await channel.executeThenClose { _, _ in }
-                throw PeerConnectError(reason: PeerClientTLS.reason(error, expected: expected) ?? TCPPeerConnector.reason(error))
+                throw PeerConnectError(connecting: error, expected: expected)
             }
         }
         return (channel, added)
@@ -107,7 +107,7 @@ final class StreamIdleTimer: ChannelInboundHandler, RemovableChannelHandler {
 
     init(timeout: Duration) {
         self.timeout = timeout
-        self.amount = .nanoseconds(timeout.nanosecondsClamped)
+        self.amount = TimeAmount(timeout)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -153,14 +153,5 @@ final class StreamIdleTimer: ChannelInboundHandler, RemovableChannelHandler {
             context.fireErrorCaught(StreamIdleTimeout(timeout: timeout))
             context.close(promise: nil)
         }
-    }
-}
-
-extension Duration {
-    /// The duration in nanoseconds, clamped to Int64.
-    var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : scaled + attoseconds / 1_000_000_000
     }
 }

@@ -3,12 +3,6 @@ import HandoffTrust
 import NIOCore
 import NIOPosix
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Connects to peer agents over TCP with SwiftNIO, in TLS 1.3 with this device's certificate.
 public struct TCPPeerConnector: PeerConnector {
     let group: any EventLoopGroup
@@ -51,18 +45,9 @@ public struct TCPPeerConnector: PeerConnector {
                 }
             }
             return connection
-        } catch let error as NIOConnectionError {
-            throw PeerConnectError(reason: error.connectionErrors.first.map { Self.reason($0.error) } ?? "\(error)")
         } catch {
-            throw PeerConnectError(reason: PeerClientTLS.reason(error, expected: expected) ?? Self.reason(error))
+            throw PeerConnectError(connecting: error, expected: expected)
         }
-    }
-
-    static func reason(_ error: any Error) -> String {
-        if let error = error as? PeerConnectError { return error.reason }
-        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
-        if error is ChannelError, case .connectTimeout = error as! ChannelError { return "connect timed out" }
-        return "\(error)"
     }
 
     private func open(_ endpoint: PeerEndpoint, limits: FrameLimits, expecting expected: DeviceID?) async throws -> ChannelFrameConnection {
@@ -78,12 +63,6 @@ public struct TCPPeerConnector: PeerConnector {
                 }
             }
     }
-}
-
-/// Why a connection to a peer could not be opened, in a few words ("connection refused").
-public struct PeerConnectError: Error, Sendable, CustomStringConvertible {
-    public var reason: String
-    public var description: String { reason }
 }
 
 /// Connects to an agent's local control socket.
@@ -102,12 +81,5 @@ public enum ControlSocketConnector {
             throw error
         }
         return connection
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -92,18 +92,9 @@ public struct PeerClientTLS: Sendable {
     /// The pinned device ID of an endpoint; an endpoint without one cannot be reached.
     static func expectedIdentity(of endpoint: PeerEndpoint) throws -> DeviceID {
         guard let bytes = endpoint.expectedIdentity, let id = try? DeviceID(bytes: bytes) else {
-            throw PeerConnectError(reason: "no device ID is known for \(endpoint); only paired peers can be reached")
+            throw PeerConnectError(.noPinnedIdentity, reason: "no device ID is known for \(endpoint); only paired peers can be reached")
         }
         return id
-    }
-
-    /// Why a handshake failed, in words for the user.
-    static func reason(_ error: any Error, expected: DeviceID?) -> String? {
-        guard error is NIOSSLError || error is BoringSSLError else { return nil }
-        if let expected {
-            return "the peer did not present the certificate of device \(expected.shortID) (\(error)); it may be an impostor, or it made a new identity and must be paired again"
-        }
-        return "TLS handshake failed: \(error)"
     }
 }
 
