@@ -18,8 +18,7 @@ public enum PeerSession {
     /// not even this agent's name.
     public static func serve(_ connection: FrameServer.Connection, agent: Agent, logger: Logger) async throws {
         let remote = connection.remoteAddress.map { "\($0)" } ?? "unknown"
-        if await agent.faults.refuseConnections {
-            logger.info("fault: refusing a peer connection", metadata: ["handoff.remote": "\(remote)"])
+        guard await agent.fetchAnswering(on: connection, logger: logger).servesConnection else {
             connection.close()
             return
         }
@@ -65,44 +64,22 @@ public enum PeerSession {
             case .send(let frames):
                 try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
             case .lookUp(let request):
-                let faults = await agent.faults
                 // A connection may carry many fetches over a long time (the continuing agent keeps
-                // it for the next one): the fault is checked again for each (the pairing is, for
-                // every frame, above).
-                if faults.refuseConnections {
-                    logger.info("fault: refusing a fetch on an open connection", metadata: ["handoff.remote": "\(remote)"])
-                    return
-                }
-                let prepared: Result<(Activity, AppIdentity?)?, HandoffError>
-                if faults.advertiseGoneData {
-                    logger.info("fault: answering as if the activity's data were gone", metadata: ["handoff.id": "\(request.activityID)"])
-                    prepared = .success(nil)
-                } else {
-                    prepared = await agent.prepareForFetch(id: request.activityID)
-                }
-                if faults.payloadDelay > .zero {
-                    logger.info("fault: delaying payload", metadata: ["handoff.remote": "\(remote)", "handoff.delay": "\(faults.payloadDelay)"])
-                    try await Task.sleep(for: faults.payloadDelay)
-                }
+                // it for the next one): how to answer (the faults set now) is asked for each, as
+                // the pairing is, for every frame, above.
+                let answering = await agent.fetchAnswering(on: connection, logger: logger)
+                guard answering.servesConnection else { return }
                 let action: SourceSessionStateMachine.Action
-                switch prepared {
+                switch try await answering.lookUp(request) {
                 case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: Date())
                 case .failure(let error): action = machine.lookUpFailed(error)
                 }
-                guard case .send(var frames) = action else { return }
+                guard case .send(let frames) = action else { return }
                 logger.info("serving fetch", metadata: [
                     "handoff.remote": "\(remote)", "handoff.id": "\(request.activityID)",
                     "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
                 ])
-                if faults.corruptFrame, let index = frames.firstIndex(where: { $0.kind == .activity }) {
-                    logger.info("fault: corrupting the activity frame", metadata: ["handoff.id": "\(request.activityID)"])
-                    frames[index].payload = frames[index].payload.map { $0 ^ 0xA5 }
-                }
-                if let budget = faults.dropAfterBytes {
-                    logger.info("fault: dropping the connection mid-answer", metadata: ["handoff.id": "\(request.activityID)", "handoff.bytes": "\(budget)"])
-                    await connection.limitOutbound(budget)
-                }
-                try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
+                try await answering.send(frames, answering: request)
             case .notifyContinued(let request):
                 // The connection stays open: the continuing agent may reuse it for its next fetch.
                 await agent.activityWasContinued(request, by: peerName)
