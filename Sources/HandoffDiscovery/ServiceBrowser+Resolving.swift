@@ -18,6 +18,7 @@ extension ServiceBrowser {
         let token = state.makeToken()
         let operation = DNSServiceOperation(
             name: "DNSServiceResolve",
+            poller: poller,
             replyHandler: .resolve { [self] reply in resolved(reply, instanceName: name, token: token) },
             logger: logger.with(peer: name),
             onFinish: { [self] error in resolveFinished(instanceName: name, token: token, error: error) }
@@ -114,6 +115,7 @@ extension ServiceBrowser {
         let recordType = kind == .txt ? DNSSDConstants.typeTXT : DNSSDConstants.typeA
         let operation = DNSServiceOperation(
             name: "DNSServiceQueryRecord",
+            poller: poller,
             replyHandler: .query { [self] reply in answered(kind, reply, instanceName: name, token: token) },
             logger: logger.with(peer: name),
             onFinish: { [self] error in queryFinished(kind, instanceName: name, token: token, error: error) }
