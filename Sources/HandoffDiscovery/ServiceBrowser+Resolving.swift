@@ -86,6 +86,21 @@ extension ServiceBrowser {
     enum QueryKind: String {
         case txt = "TXT"
         case address = "A"
+
+        /// The instance's query of this kind.
+        var query: WritableKeyPath<BrowsedInstance, BrowsedInstance.TrackedOperation?> {
+            self == .txt ? \.txtQuery : \.addressQuery
+        }
+
+        /// The failures in a row of the instance's query of this kind.
+        var failures: WritableKeyPath<BrowsedInstance, Int> {
+            self == .txt ? \.txtQueryFailures : \.addressQueryFailures
+        }
+
+        /// The timer that starts the instance's query of this kind again.
+        func retryTimer(instanceName name: String) -> Timer {
+            self == .txt ? .retryTXTQuery(instanceName: name) : .retryAddressQuery(instanceName: name)
+        }
     }
 
     func startTXTQuery(_ name: String, in state: inout State) -> [Effect] {
@@ -195,32 +210,20 @@ extension ServiceBrowser {
     func queryFinished(_ kind: QueryKind, instanceName name: String, token: UInt64, error: DNSServiceError?) {
         state.withLock { state in
             state.liveOperations[token] = nil
-            guard let error, !state.stopping, var instance = state.instances[name] else { return }
-            let failures: Int
-            let timer: Timer
-            switch kind {
-            case .txt:
-                guard instance.txtQuery?.token == token else { return }
-                instance.txtQuery = nil
-                instance.txtQueryFailures += 1
-                failures = instance.txtQueryFailures
-                timer = .retryTXTQuery(instanceName: name)
-            case .address:
-                guard instance.addressQuery?.token == token else { return }
-                instance.addressQuery = nil
-                instance.addressQueryFailures += 1
-                failures = instance.addressQueryFailures
-                timer = .retryAddressQuery(instanceName: name)
-            }
+            guard let error, !state.stopping, var instance = state.instances[name],
+                instance[keyPath: kind.query]?.token == token
+            else { return }
+            instance[keyPath: kind.query] = nil
+            instance[keyPath: kind.failures] += 1
             state.instances[name] = instance
-            let delay = backoff.delay(afterFailures: failures)
+            let delay = backoff.delay(afterFailures: instance[keyPath: kind.failures])
             logger.debug(
                 "Record query failed; querying again",
                 metadata: [
                     "handoff.peer": "\(name)", "dnssd.record.type": "\(kind.rawValue)", "dnssd.error": "\(error)",
                     "handoff.retry.delay": "\(delay)",
                 ])
-            state.timers?.yield(TimerRequest(delay: delay, timer: timer))
+            state.timers?.yield(TimerRequest(delay: delay, timer: kind.retryTimer(instanceName: name)))
         }
     }
 }
