@@ -51,7 +51,7 @@ struct QueryReply: Sendable, Hashable {
 }
 
 /// What a `DNSServiceOperation` does with the successful replies of its ref.
-/// Handlers run on the operation's thread, inside `DNSServiceProcessResult`.
+/// Handlers run on the poller's thread, inside `DNSServiceProcessResult`.
 enum DNSServiceReplyHandler: Sendable {
     case register(@Sendable (RegisterReply) -> Void)
     case browse(@Sendable (BrowseReply) -> Void)
@@ -63,9 +63,9 @@ enum DNSServiceReplyHandler: Sendable {
 /// pointer and length, and hands it to the `DNSServiceOperation` whose unretained pointer is the
 /// callback context. Errors go to `DNSServiceOperation.callbackFailed(_:)`.
 ///
-/// The operation outlives its ref: the ref is deallocated on the operation's own thread, which
-/// holds a strong reference to the operation until afterwards, and callbacks only run on that
-/// thread inside `DNSServiceProcessResult`.
+/// The operation outlives its ref: the ref is deallocated on the poller's thread (in the
+/// operation's `close(_:)`) while the poller still holds a strong reference to the operation, and
+/// callbacks only run on that thread inside `DNSServiceProcessResult`.
 enum DNSServiceCallbacks {
     static let register: DNSServiceRegisterReply = { _, flags, errorCode, name, serviceType, domain, context in
         guard let operation = DNSServiceOperation.from(context: context) else { return }

@@ -9,7 +9,7 @@ import Darwin
 /// Starts detached POSIX threads for work that blocks in system calls (`poll()`) and so must not
 /// run on the Swift concurrency pool.
 enum DetachedThread {
-    /// Runs `body` on a new detached thread, named `name` on Darwin.
+    /// Runs `body` on a new detached thread named `name` (on Linux its first 15 bytes).
     /// Returns false if the thread could not be created; `body` is then never run.
     static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
         let payload = Unmanaged.passRetained(ThreadPayload(name: name, body: body))
@@ -50,8 +50,16 @@ private final class ThreadPayload: Sendable {
     func run() {
         #if canImport(Darwin)
         _ = pthread_setname_np(name)
+        #elseif os(Linux)
+        // Glibc hides pthread_setname_np behind _GNU_SOURCE; writing the calling thread's comm
+        // file does the same (threads it starts inherit the name).
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        if descriptor >= 0 {
+            let bytes = Array(name.utf8.prefix(15))
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+        }
         #endif
-        // Glibc hides pthread_setname_np behind _GNU_SOURCE, so threads stay unnamed on Linux.
         body()
     }
 }

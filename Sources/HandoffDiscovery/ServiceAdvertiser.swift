@@ -41,6 +41,8 @@ public final class ServiceAdvertiser: Service, Sendable {
     private let backoff: DNSServiceBackoff
     private let logger: Logger
     private let state: Mutex<State>
+    /// The thread that creates, polls and deallocates the registration's ref.
+    private let poller = DNSServicePoller(threadName: "dnssd-advertise")
 
     /// - Parameters:
     ///   - name: the instance name to register, e.g. the host name; Avahi appends " #2" etc. on
@@ -101,7 +103,7 @@ public final class ServiceAdvertiser: Service, Sendable {
         if let registration { publishLatestTXTRecord(on: registration) }
     }
 
-    /// Queues `DNSServiceUpdateRecord` with the latest TXT rdata on the registration's thread.
+    /// Queues `DNSServiceUpdateRecord` with the latest TXT rdata on the poller's thread.
     /// The work reads the TXT when it runs, so racing updates end with the last one.
     private func publishLatestTXTRecord(on registration: DNSServiceOperation) {
         registration.perform { [self] ref in
@@ -140,13 +142,19 @@ public final class ServiceAdvertiser: Service, Sendable {
             logger.info("ServiceAdvertiser.run() called more than once; ignoring")
             return
         }
-        try await cancelWhenGracefulShutdown { [self] in
-            try await keepRegistered()
+        do {
+            try await cancelWhenGracefulShutdown { [self] in
+                try await keepRegistered()
+            }
+        } catch {
+            await poller.stop()
+            throw error
         }
+        await poller.stop()
     }
 
     private func keepRegistered() async throws {
-        var failures = 0
+        var restarts = DNSServiceRestarts(backoff: backoff)
         var nameAttempt = 1
         while !Task.isCancelled {
             let candidate = AlternativeServiceName.candidate(name, attempt: nameAttempt)
@@ -156,12 +164,7 @@ public final class ServiceAdvertiser: Service, Sendable {
                 state.registrationConfirmed = false
                 state.publishedTXTRecord = nil
             }
-            registration.start()
-            let error = await withTaskCancellationHandler {
-                await registration.finished()
-            } onCancel: {
-                registration.cancel()
-            }
+            let error = await registration.run()
             let wasConfirmed = state.withLock { state -> Bool in
                 state.registration = nil
                 state.registeredName = nil
@@ -187,26 +190,21 @@ public final class ServiceAdvertiser: Service, Sendable {
                 logger.info("Registration failed permanently", metadata: ["dnssd.error": "\(error)"])
                 throw error
             }
-            failures = wasConfirmed ? 1 : failures + 1
-            let delay = backoff.delay(afterFailures: failures)
-            logger.info(
-                "Registration failed; registering again",
-                metadata: ["dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)", "handoff.retry.failures": "\(failures)"])
-            do {
-                try await Task.sleep(for: delay)
-            } catch {
-                return
-            }
+            guard
+                await restarts.waitAfterFailure(
+                    error, succeededSinceLastFailure: wasConfirmed, logger: logger, "Registration failed; registering again")
+            else { return }
         }
     }
 
     private func makeRegistration(name: String) -> DNSServiceOperation {
         DNSServiceOperation(
             name: "DNSServiceRegister",
+            poller: poller,
             replyHandler: .register { [self] reply in registered(reply) },
             logger: logger
         ) { [self, serviceType, port] ref, context in
-            // Read the TXT record here, on the operation's thread, so that an update queued with
+            // Read the TXT record here, on the poller's thread, so that an update queued with
             // `perform` after this point is applied after the registration.
             let txt = state.withLock { state -> [UInt8] in
                 let txt = TXTRecordValidation.publishable(state.txtRecord)

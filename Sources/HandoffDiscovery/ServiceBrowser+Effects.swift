@@ -69,7 +69,7 @@ extension ServiceBrowser {
     }
 
     /// Starts and cancels operations; called without the lock held, because an operation that
-    /// cannot start its thread reports that synchronously through its `onFinish`.
+    /// the poller refuses reports that synchronously through its `onFinish`.
     func apply(_ effects: [Effect]) {
         for effect in effects {
             switch effect {
@@ -79,7 +79,8 @@ extension ServiceBrowser {
         }
     }
 
-    /// Cancels every resolve and query and waits until their refs are deallocated.
+    /// Cancels every resolve and query, waits until their refs are deallocated, and stops the
+    /// poller thread.
     func stopAllOperations() async {
         let operations = state.withLock { state -> [DNSServiceOperation] in
             state.stopping = true
@@ -90,5 +91,6 @@ extension ServiceBrowser {
         }
         for operation in operations { operation.cancel() }
         for operation in operations { _ = await operation.finished() }
+        await poller.stop()
     }
 }

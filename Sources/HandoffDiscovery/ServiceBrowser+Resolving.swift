@@ -18,6 +18,7 @@ extension ServiceBrowser {
         let token = state.makeToken()
         let operation = DNSServiceOperation(
             name: "DNSServiceResolve",
+            poller: poller,
             replyHandler: .resolve { [self] reply in resolved(reply, instanceName: name, token: token) },
             logger: logger.with(peer: name),
             onFinish: { [self] error in resolveFinished(instanceName: name, token: token, error: error) }
@@ -85,6 +86,21 @@ extension ServiceBrowser {
     enum QueryKind: String {
         case txt = "TXT"
         case address = "A"
+
+        /// The instance's query of this kind.
+        var query: WritableKeyPath<BrowsedInstance, BrowsedInstance.TrackedOperation?> {
+            self == .txt ? \.txtQuery : \.addressQuery
+        }
+
+        /// The failures in a row of the instance's query of this kind.
+        var failures: WritableKeyPath<BrowsedInstance, Int> {
+            self == .txt ? \.txtQueryFailures : \.addressQueryFailures
+        }
+
+        /// The timer that starts the instance's query of this kind again.
+        func retryTimer(instanceName name: String) -> Timer {
+            self == .txt ? .retryTXTQuery(instanceName: name) : .retryAddressQuery(instanceName: name)
+        }
     }
 
     func startTXTQuery(_ name: String, in state: inout State) -> [Effect] {
@@ -114,6 +130,7 @@ extension ServiceBrowser {
         let recordType = kind == .txt ? DNSSDConstants.typeTXT : DNSSDConstants.typeA
         let operation = DNSServiceOperation(
             name: "DNSServiceQueryRecord",
+            poller: poller,
             replyHandler: .query { [self] reply in answered(kind, reply, instanceName: name, token: token) },
             logger: logger.with(peer: name),
             onFinish: { [self] error in queryFinished(kind, instanceName: name, token: token, error: error) }
@@ -193,32 +210,20 @@ extension ServiceBrowser {
     func queryFinished(_ kind: QueryKind, instanceName name: String, token: UInt64, error: DNSServiceError?) {
         state.withLock { state in
             state.liveOperations[token] = nil
-            guard let error, !state.stopping, var instance = state.instances[name] else { return }
-            let failures: Int
-            let timer: Timer
-            switch kind {
-            case .txt:
-                guard instance.txtQuery?.token == token else { return }
-                instance.txtQuery = nil
-                instance.txtQueryFailures += 1
-                failures = instance.txtQueryFailures
-                timer = .retryTXTQuery(instanceName: name)
-            case .address:
-                guard instance.addressQuery?.token == token else { return }
-                instance.addressQuery = nil
-                instance.addressQueryFailures += 1
-                failures = instance.addressQueryFailures
-                timer = .retryAddressQuery(instanceName: name)
-            }
+            guard let error, !state.stopping, var instance = state.instances[name],
+                instance[keyPath: kind.query]?.token == token
+            else { return }
+            instance[keyPath: kind.query] = nil
+            instance[keyPath: kind.failures] += 1
             state.instances[name] = instance
-            let delay = backoff.delay(afterFailures: failures)
+            let delay = backoff.delay(afterFailures: instance[keyPath: kind.failures])
             logger.debug(
                 "Record query failed; querying again",
                 metadata: [
                     "handoff.peer": "\(name)", "dnssd.record.type": "\(kind.rawValue)", "dnssd.error": "\(error)",
                     "handoff.retry.delay": "\(delay)",
                 ])
-            state.timers?.yield(TimerRequest(delay: delay, timer: timer))
+            state.timers?.yield(TimerRequest(delay: delay, timer: kind.retryTimer(instanceName: name)))
         }
     }
 }

@@ -66,7 +66,7 @@ public final class ServiceBrowser: Service, Sendable {
         var waiting: [String: BrowsedInstance] = [:]
         var slots = InstanceSlots<ContinuousClock.Instant>(limits: .init(capacity: ServiceBrowser.maximumInstances))
         var rotationScheduled = false
-        /// Resolves and queries whose threads have not exited yet, by token.
+        /// Resolves and queries whose refs have not been deallocated yet, by token.
         var liveOperations: [UInt64: DNSServiceOperation] = [:]
         var nextToken: UInt64 = 0
         var timers: AsyncStream<TimerRequest>.Continuation?
@@ -97,6 +97,8 @@ public final class ServiceBrowser: Service, Sendable {
     let backoff: DNSServiceBackoff
     let logger: Logger
     let state = Mutex(State())
+    /// The thread that creates, polls and deallocates the browse, resolve and query refs.
+    let poller = DNSServicePoller(threadName: "dnssd-browser")
 
     /// - Parameters:
     ///   - serviceType: e.g. `"_handoff._tcp"`.
@@ -164,7 +166,7 @@ public final class ServiceBrowser: Service, Sendable {
     // MARK: - Browsing
 
     func keepBrowsing() async throws {
-        var failures = 0
+        var restarts = DNSServiceRestarts(backoff: backoff)
         while !Task.isCancelled {
             let (browse, generation, hasStaleInstances) = state.withLock {
                 state -> (DNSServiceOperation, UInt64, Bool) in
@@ -177,15 +179,10 @@ public final class ServiceBrowser: Service, Sendable {
             }
             let startedAt = ContinuousClock.now
             logger.debug("Browsing", metadata: ["dnssd.browse.generation": "\(generation)"])
-            browse.start()
             if hasStaleInstances {
                 requestTimer(.sweepStale(browseGeneration: generation), after: Self.staleGracePeriod)
             }
-            let error = await withTaskCancellationHandler {
-                await browse.finished()
-            } onCancel: {
-                browse.cancel()
-            }
+            let error = await browse.run()
             state.withLock { $0.runningBrowseGeneration = nil }
             guard let error else { return }
             if Task.isCancelled { return }
@@ -210,25 +207,17 @@ public final class ServiceBrowser: Service, Sendable {
             }
             apply(effects)
             let healthy = deliveredReplies || ContinuousClock.now - startedAt >= Self.healthyBrowseDuration
-            failures = healthy ? 1 : failures + 1
-            let delay = backoff.delay(afterFailures: failures)
-            logger.info(
-                "Browsing failed; browsing again",
-                metadata: [
-                    "dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)",
-                    "handoff.retry.failures": "\(failures)",
-                ])
-            do {
-                try await Task.sleep(for: delay)
-            } catch {
-                return
-            }
+            guard
+                await restarts.waitAfterFailure(
+                    error, succeededSinceLastFailure: healthy, logger: logger, "Browsing failed; browsing again")
+            else { return }
         }
     }
 
     func makeBrowse(generation: UInt64) -> DNSServiceOperation {
         DNSServiceOperation(
             name: "DNSServiceBrowse",
+            poller: poller,
             replyHandler: .browse { [self] reply in browsed(reply, generation: generation) },
             logger: logger
         ) { [serviceType] ref, context in
