@@ -41,8 +41,15 @@ public struct CommandRunner: Sendable {
     /// descriptor of the agent's but its standard streams (``ChildProcess``). The command's
     /// output joins the agent's standard error, i.e. its log.
     public func run(_ argv: [String], input: [UInt8], environment: [String: String], timeout: Duration) async -> CommandOutcome {
+        let environment = ChildEnvironment.current(adding: environment)
+        // An input that fits the pipe's buffer (an activity is a few KB) is written before the
+        // spawn: no writer, no I/O registration, while the command runs.
+        if let stdin = Self.filledPipe(input) {
+            return await ChildProcess.run(argv, environment: environment, stdin: .descriptor(stdin, closeAfterSpawn: true),
+                                          stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout)
+        }
         do {
-            return try await ChildProcess.run(argv, environment: ChildEnvironment.current(adding: environment),
+            return try await ChildProcess.run(argv, environment: environment,
                                               stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout) { stdin in
                 // A command may exit without reading its input: the write then fails (EPIPE), and
                 // the outcome is still how the command ended.
@@ -52,5 +59,31 @@ public struct CommandRunner: Sendable {
         } catch {
             return .failedToStart("\(error)")
         }
+    }
+
+    /// The read end of a pipe that holds all of `input` and whose write end is closed; nil when
+    /// `input` does not fit the pipe's buffer (or no pipe can be made).
+    static func filledPipe(_ input: [UInt8]) -> Int32? {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return nil }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
+        var written = 0
+        input.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let n = write(writeEnd, buffer.baseAddress! + written, buffer.count - written)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return }
+                written += n
+            }
+        }
+        close(writeEnd)
+        guard written == input.count else {
+            close(readEnd)
+            return nil
+        }
+        return readEnd
     }
 }
