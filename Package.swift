@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
@@ -75,6 +76,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
         // The library apps link: UserActivity, HandoffApplication and their delegates.
@@ -163,7 +165,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "HandoffIntegrationTests", dependencies: ["HandoffCore", "HandoffAgent", "HandoffTrust"]),
+        .testTarget(name: "HandoffIntegrationTests", dependencies: ["HandoffCore", "HandoffAgent", "HandoffTestSupport", "HandoffTrust"]),
     ],
     swiftLanguageModes: [.v6]
 )

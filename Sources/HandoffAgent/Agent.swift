@@ -303,16 +303,16 @@ public actor Agent {
             break
         }
         defer { launchGate.finished(bundleID) }
-        let handle: ChildProcess.Handle
+        let pid: Int32
         do {
             let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
-            handle = try ChildProcess.spawn(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
+            // Never stopped by the agent, not even at its shutdown; reaped when it exits (ChildProcess.start).
+            pid = try await ChildProcess.start(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
         } catch {
             logger.info("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
             return
         }
-        logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(handle.pid)"])
-        ChildProcess.runBlocking { _ = ChildProcess.wait(handle) }  // reap it when it exits
+        logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(pid)"])
         await waitForRegistration(of: bundleID)
     }
 

@@ -59,9 +59,9 @@ struct ChildIsolationTests {
         }
 
         let out = dir.file("fds")
-        let handle = try ChildProcess.spawn(shell(Self.listDescriptors, out), environment: ["PATH": "/usr/bin:/bin"],
-                                            stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO))
-        #expect(ChildProcess.wait(handle) == .exited(0))
+        let outcome = await ChildProcess.run(shell(Self.listDescriptors, out), environment: ["PATH": "/usr/bin:/bin"],
+                                             stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO))
+        #expect(outcome == .exited(0))
         let seen = targets(in: out)
         #expect(seen.count >= 3, "listed: \(seen)")
         let heldIdentities = [identity(of: file, path: dir.file("held")), identity(of: tcp), identity(of: unix), identity(of: pipeEnds[0]), identity(of: pipeEnds[1])]

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffAgent
+import HandoffTestSupport
 import XCTest
 
 /// What a command printed and how it ended.
@@ -51,12 +52,12 @@ final class LabDriver: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: errPath)
         }
         // posix_spawn + waitpid: Foundation's Process sometimes never notices a child's exit here.
-        let handle = try ChildProcess.spawn(argv, environment: env, stdout: .file(outPath), stderr: .file(errPath))
+        let handle = try HarnessProcess.spawn(argv, environment: env, stdout: .file(outPath), stderr: .file(errPath))
         let status: Int32
-        switch ChildProcess.wait(handle) {
+        switch HarnessProcess.wait(handle) {
         case .exited(let code): status = code
         case .signalled(let signal): status = 128 + signal
-        default: status = -1
+        case .waitFailed: status = -1
         }
         let outURL = URL(fileURLWithPath: outPath)
         let errURL = URL(fileURLWithPath: errPath)

@@ -1,5 +1,6 @@
 import HandoffAgent
 import HandoffCore
+import HandoffTestSupport
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -196,11 +197,11 @@ func connectControl(_ path: String) -> ControlConnection? {
 
 // MARK: - Processes
 
-/// Starts `/bin/sh -c "exec CMD"` as the agent starts a handler (HandoffAgent's ChildProcess: its
-/// own process group, default signals, an empty mask); the returned pid is CMD's once it has
-/// exec'd. stdin is /dev/null, stderr this process's.
-func spawnShell(_ command: String, stdout: ChildProcess.Stream = .descriptor(STDOUT_FILENO)) throws -> pid_t {
-    try ChildProcess.spawn(["/bin/sh", "-c", "exec " + command], environment: ProcessInfo.processInfo.environment,
+/// Starts `/bin/sh -c "exec CMD"` in its own process group, with default signals and an empty mask
+/// (HandoffTestSupport's HarnessProcess); the returned pid is CMD's once it has exec'd. stdin is
+/// /dev/null, stderr this process's.
+func spawnShell(_ command: String, stdout: HarnessProcess.Stream = .descriptor(STDOUT_FILENO)) throws -> pid_t {
+    try HarnessProcess.spawn(["/bin/sh", "-c", "exec " + command], environment: ProcessInfo.processInfo.environment,
                            stdout: stdout, stderr: .descriptor(STDERR_FILENO)).pid
 }
 

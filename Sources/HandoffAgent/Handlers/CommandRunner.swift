@@ -1,6 +1,4 @@
-import Dispatch
-import Foundation
-import Synchronization
+import Subprocess
 
 #if canImport(Glibc)
 import Glibc
@@ -28,8 +26,9 @@ public enum CommandOutcome: Sendable, Equatable {
     }
 }
 
-/// Runs a command with bytes on standard input and waits for it. After the timeout the command's
-/// whole process group gets SIGTERM, then SIGKILL two seconds later.
+/// Runs a command with bytes on standard input and waits for it (``ChildProcess``). After the
+/// timeout the command is stopped by the children's one teardown policy (``ChildProcess/teardown``):
+/// SIGTERM to its whole process group, then SIGKILL two seconds later.
 public struct CommandRunner: Sendable {
     public init() {
         // A command that exits without reading its input must not kill the agent: writes to its
@@ -39,60 +38,52 @@ public struct CommandRunner: Sendable {
 
     /// Runs `argv` (the first element is looked up on PATH when it has no slash) with the
     /// children's minimal environment (``ChildEnvironment``) plus `environment`, and no
-    /// descriptor of the agent's but its standard streams (``ChildProcess``).
+    /// descriptor of the agent's but its standard streams (``ChildProcess``). The command's
+    /// output joins the agent's standard error, i.e. its log.
     public func run(_ argv: [String], input: [UInt8], environment: [String: String], timeout: Duration) async -> CommandOutcome {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { return .failedToStart("pipe: \(String(cString: strerror(errno)))") }
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
-        let fullEnvironment = ChildEnvironment.current(adding: environment)
-        let handle: ChildProcess.Handle
+        let environment = ChildEnvironment.current(adding: environment)
+        // An input that fits the pipe's buffer (an activity is a few KB) is written before the
+        // spawn: no writer, no I/O registration, while the command runs.
+        if let stdin = Self.filledPipe(input) {
+            return await ChildProcess.run(argv, environment: environment, stdin: .descriptor(stdin, closeAfterSpawn: true),
+                                          stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout)
+        }
         do {
-            // The command's output joins the agent's standard error, i.e. its log.
-            handle = try ChildProcess.spawn(argv, environment: fullEnvironment, stdin: .descriptor(readEnd),
-                                            stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO))
+            return try await ChildProcess.run(argv, environment: environment,
+                                              stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout) { stdin in
+                // A command may exit without reading its input: the write then fails (EPIPE), and
+                // the outcome is still how the command ended.
+                _ = try? await stdin.write(input)
+                try? await stdin.finish()
+            }
         } catch {
+            return .failedToStart("\(error)")
+        }
+    }
+
+    /// The read end of a pipe that holds all of `input` and whose write end is closed; nil when
+    /// `input` does not fit the pipe's buffer (or no pipe can be made).
+    static func filledPipe(_ input: [UInt8]) -> Int32? {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return nil }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
+        var written = 0
+        input.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let n = write(writeEnd, buffer.baseAddress! + written, buffer.count - written)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return }
+                written += n
+            }
+        }
+        close(writeEnd)
+        guard written == input.count else {
             close(readEnd)
-            close(writeEnd)
-            return .failedToStart(error.reason)
+            return nil
         }
-        close(readEnd)
-
-        let finished = Mutex(false)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<CommandOutcome, Never>) in
-            // Feed stdin on its own thread: a handler that does not read must not block the wait.
-            ChildProcess.runBlocking {
-                input.withUnsafeBytes { buffer in
-                    var offset = 0
-                    while offset < buffer.count {
-                        let n = write(writeEnd, buffer.baseAddress! + offset, buffer.count - offset)
-                        if n < 0 { if errno == EINTR { continue }; break }
-                        offset += n
-                    }
-                }
-                close(writeEnd)
-            }
-            let timedOut = Mutex(false)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Self.nanoseconds(timeout))) {
-                guard !finished.withLock({ $0 }) else { return }
-                timedOut.withLock { $0 = true }
-                ChildProcess.signalGroup(handle, SIGTERM)
-                DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-                    if !finished.withLock({ $0 }) { ChildProcess.signalGroup(handle, SIGKILL) }
-                }
-            }
-            ChildProcess.runBlocking {
-                let outcome = ChildProcess.wait(handle)
-                finished.withLock { $0 = true }
-                continuation.resume(returning: timedOut.withLock { $0 } ? .timedOut : outcome)
-            }
-        }
+        return readEnd
     }
-
-    static func nanoseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    }
-
 }

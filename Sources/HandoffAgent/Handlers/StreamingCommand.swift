@@ -1,4 +1,3 @@
-import Dispatch
 import HandoffCore
 import HandoffTransport
 import NIOCore
@@ -80,8 +79,10 @@ enum StreamingCommand {
         }
     }
 
-    /// Starts the command on two pipes wrapped in a NIO channel; copies its stdout to the peer and
-    /// hands its stdin writer to the other direction; waits for it to exit.
+    /// Starts the command (``ChildProcess``) on two pipes wrapped in a NIO channel; copies its
+    /// stdout to the peer and hands its stdin writer to the other direction; waits for it to exit.
+    /// After `timeout` it is stopped by the children's one teardown policy and the outcome is
+    /// `.timedOut`.
     private static func runCommand(_ argv: [String], environment: [String: String], timeout: Duration,
                                    stdinSink: AsyncStream<NIOAsyncChannelOutboundWriter<ByteBuffer>>.Continuation,
                                    stdinDone: AsyncStream<Void>,
@@ -90,44 +91,37 @@ enum StreamingCommand {
         var fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { return .failedToStart("pipe: \(String(cString: strerror(errno)))") }
         for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        let handle: ChildProcess.Handle
+        let (childStdin, childStdout) = (toChild[0], fromChild[1])
+        // The agent's ends belong to the NIO channel; the child's are closed once it has started
+        // (or could not be). Half-closure: the command closing its stdout must not close its stdin.
+        let pipes: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            handle = try ChildProcess.spawn(argv, environment: environment, stdin: .descriptor(toChild[0]),
-                                            stdout: .descriptor(fromChild[1]), stderr: .descriptor(STDERR_FILENO))
-        } catch {
-            (toChild + fromChild).forEach { close($0) }
-            return .failedToStart(error.reason)
-        }
-        close(toChild[0])
-        close(fromChild[1])
-        let exited = AsyncStream.makeStream(of: CommandOutcome.self)
-        ChildProcess.runBlocking {
-            exited.continuation.yield(ChildProcess.wait(handle))
-            exited.continuation.finish()
-        }
-        // Half-closure: the command closing its stdout must not close its stdin.
-        let pipes = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.allowRemoteHalfClosure, value: true)
-            .takingOwnershipOfDescriptors(input: fromChild[0], output: toChild[1]) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
-                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            pipes = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .takingOwnershipOfDescriptors(input: fromChild[0], output: toChild[1]) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                    }
                 }
-            }
-        let killer = DispatchWorkItem { ChildProcess.signalGroup(handle, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)), execute: killer)
-        defer { killer.cancel() }
-        try await pipes.executeThenClose { stdout, stdin in
-            stdinSink.yield(stdin)
-            stdinSink.finish()
-            for try await buffer in stdout {
-                try await peerOutbound.write(PeerMessage.streamData(Array(buffer.readableBytesView)).frame)
-            }
-            try await peerOutbound.write(PeerMessage.streamEnd.frame)
-            // Keep the command's stdin open until the source app has finished sending.
-            for await _ in stdinDone {}
+        } catch {
+            close(childStdin)
+            close(childStdout)
+            throw error
         }
-        var outcomes = exited.stream.makeAsyncIterator()
-        return await outcomes.next() ?? .failedToStart("lost track of the command")
+        return try await pipes.executeThenClose { stdout, stdin in
+            try await ChildProcess.run(argv, environment: environment, stdin: .descriptor(childStdin, closeAfterSpawn: true),
+                                       stdout: .descriptor(childStdout, closeAfterSpawn: true), stderr: .descriptor(STDERR_FILENO),
+                                       timeout: timeout) { _ in
+                stdinSink.yield(stdin)
+                stdinSink.finish()
+                for try await buffer in stdout {
+                    try await peerOutbound.write(PeerMessage.streamData(Array(buffer.readableBytesView)).frame)
+                }
+                try await peerOutbound.write(PeerMessage.streamEnd.frame)
+                // Keep the command's stdin open until the source app has finished sending.
+                for await _ in stdinDone {}
+            }
+        }
     }
 }
