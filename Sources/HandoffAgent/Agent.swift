@@ -231,38 +231,46 @@ public actor Agent {
     }
 
     /// Sends an event that needs an answer; nil when the app does not answer within `timeout`
-    /// (on the agent's clock) or goes away.
+    /// (on the agent's clock), goes away, or the asking task is cancelled.
     func ask(_ link: ControlLink, _ event: AppEvent, timeout: Duration) async -> AppReply? {
         let replyID = UUID()
+        let message = AppEventMessage(event, replyID: replyID).json
         _ = replies.open(replyID)  // before sending: an answer that comes at once is kept
         replyLinks[replyID] = link.id
-        guard await link.send(AppEventMessage(event, replyID: replyID).json) else {
-            try? resolveReply(replyID, with: nil)
-            return nil
+        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<AppReply?, Never>) in
+            replies.wait(for: replyID, continuation)
+        } start: {
+            if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
+        } expire: {
+            try? await self.resolveReply(replyID, with: nil)
         }
-        return await Deadline.watch(timeout, on: clock, onExpiry: { try? await self.resolveReply(replyID, with: nil) }) {
-            await replies.answer(for: replyID)
-        }.value
     }
 
     /// Suspends until the continuation that `register` stores is resumed. `start` runs alongside
-    /// (to send the request); after `timeout` on the agent's clock, `expire` runs and must resume
-    /// it if still waiting. Whoever resumes removes the continuation from where `register` put
-    /// it, so it resumes once.
+    /// (to send the request). After `timeout` on the agent's clock, or as soon as the waiting
+    /// task is cancelled (its connection closed), `expire` runs and must resume it if still
+    /// waiting. Whoever resumes removes the continuation from where `register` put it, so it
+    /// resumes once.
     func waitForAnswer<T: Sendable>(
         timeout: Duration,
         register: (CheckedContinuation<T, Never>) -> Void,
         start: @escaping @Sendable () async -> Void = {},
         expire: @escaping @Sendable () async -> Void
     ) async -> T {
-        await Deadline.watch(timeout, on: clock, onExpiry: expire) {
-            await withTaskGroup(of: Void.self) { group in
-                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-                    register(continuation)
-                    group.addTask { await start() }
+        let clock = clock
+        return await withTaskGroup(of: Void.self) { group in
+            let answer = await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                register(continuation)
+                group.addTask { await start() }
+                group.addTask {
+                    // Cancellation ends the sleep early: a wait never outlives its caller.
+                    try? await clock.sleep(for: timeout)
+                    await expire()
                 }
             }
-        }.value
+            group.cancelAll()
+            return answer
+        }
     }
 
     /// Sends an event that needs no answer.

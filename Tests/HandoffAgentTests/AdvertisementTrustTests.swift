@@ -185,4 +185,18 @@ struct AdvertisementTrustTests {
         await restarted.handle(.resolved(current))
         #expect(await Self.listed(restarted) == ["Current"])
     }
+
+    @Test("a pairing stores the public key of the certificate the device presented, so its records are believed at once")
+    func pairingStoresThePublicKey() async throws {
+        let agent = makeAgent()
+        _ = try await agent.completePairing(with: Self.rogue.deviceID, name: "rogue", key: AdvertisingKey.random().bytes,
+                                            certificateDER: Self.rogue.certificateDER)
+        #expect(await agent.trust.device(Self.rogue.deviceID)?.publicKey != nil)
+        // A certificate that is not the device's (its hash is another ID) gives no key.
+        let other = makeAgent()
+        _ = try await other.completePairing(with: Self.rogue.deviceID, name: "rogue", key: AdvertisingKey.random().bytes,
+                                            certificateDER: TestPeer.peerIdentity.certificateDER)
+        #expect(await other.trust.device(Self.rogue.deviceID)?.publicKey == nil)
+        #expect(await other.isPaired(Self.rogue.deviceID), "paired all the same; the key is learnt by a key exchange")
+    }
 }

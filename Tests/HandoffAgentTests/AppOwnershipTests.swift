@@ -129,6 +129,17 @@ struct AppOwnershipTests {
         #expect(await answer.value == AppReply(handled: true), "the genuine reply, not the forged one")
     }
 
+    @Test("a question whose asker is cancelled (its connection closed) stops waiting at once, long before its timeout")
+    func askEndsWhenCancelled() async throws {
+        let agent = makeAgent()
+        let asked = TestLink()
+        _ = try await register(Self.notes, agent: agent, on: asked).get()
+        let answer = Task { await agent.ask(asked.link, .willSave(activityID: UUID()), timeout: .seconds(3600)) }
+        _ = try await asked.next()  // the event went out; no reply comes
+        answer.cancel()
+        #expect(await answer.value == nil)
+    }
+
     @Test("the rules as a pure function")
     func refusalRules() {
         let (a, b) = (UUID(), UUID())

@@ -37,7 +37,8 @@ enum PairingSession {
     private static func initiate(_ connection: ChannelFrameConnection, target: String, link: ControlLink, agent: Agent) async -> Result<JSONValue, HandoffError> {
         guard let remote = connection.peerIdentity?.deviceID else { return .failure(.handoffFailed("\(target) presented no certificate")) }
         guard remote != agent.deviceID else { return .failure(.handoffFailed("\(target) is this device; pair with another one")) }
-        let channel = Channel(send: { try await connection.send($0) }, receive: { try await receive(connection, target) })
+        let channel = Channel(send: { try await connection.send($0) }, receive: { try await receive(connection, target) },
+                              certificateDER: connection.peerIdentity?.certificateDER)
         var initiator = PairingInitiator(local: agent.deviceID, remote: remote)
         return await run(target: target) {
             try await channel.send([
@@ -60,6 +61,10 @@ enum PairingSession {
         var send: ([Frame]) async throws -> Void
         /// The next message; an error frame is thrown as a ``HandoffError``.
         var receive: () async throws -> PeerMessage
+        /// The certificate the other device presented in TLS (its SHA-256 is its device ID): the
+        /// pairing stores its public key, so the device's signed advertisements are believed at
+        /// once, without a key exchange first.
+        var certificateDER: [UInt8]?
     }
 
     /// Runs one side's exchange, turning what it throws into the error the user sees.
@@ -93,7 +98,7 @@ enum PairingSession {
             guard case .keys(let theirKey) = try await channel.receive() else {
                 throw HandoffError.handoffFailed("\(shown) broke off pairing before sending its advertising key; nothing was stored")
             }
-            return .success(try await agent.completePairing(with: remote, name: name, key: theirKey))
+            return .success(try await agent.completePairing(with: remote, name: name, key: theirKey, certificateDER: channel.certificateDER))
         } catch {
             await agent.rotateAdvertisingKey(because: "a pairing failed after this device's advertising key was sent")
             throw error
@@ -134,7 +139,7 @@ enum PairingSession {
                 throw HandoffError.handoffFailed("\(UntrustedText.escaped(name)) closed the connection during pairing; nothing was stored")
             }
             return try message(frame)
-        })
+        }, certificateDER: connection.peerIdentity?.certificateDER)
         let result = await run(target: UntrustedText.escaped(name)) {
             var responder = PairingResponder(local: agent.deviceID, remote: remote)
             let nonce = try responder.receivedCommitment(commitment)

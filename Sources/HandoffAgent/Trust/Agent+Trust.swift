@@ -327,7 +327,7 @@ extension Agent {
     }
 
     /// Both users confirmed: stores the device and its advertising key.
-    func completePairing(with id: DeviceID, name: String, key: [UInt8]) throws(HandoffError) -> JSONValue {
+    func completePairing(with id: DeviceID, name: String, key: [UInt8], certificateDER: [UInt8]?) throws(HandoffError) -> JSONValue {
         var next = trust
         var advertisingKey = try? AdvertisingKey(bytes: key)
         if let claimed = advertisingKey {
@@ -337,7 +337,10 @@ extension Agent {
                 advertisingKey = nil
             }
         }
-        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: advertisingKey))
+        // The public key from the certificate the device presented while pairing (its SHA-256
+        // is the device ID, checked here again): its signed records are believed at once.
+        let publicKey = certificateDER.flatMap { try? DevicePublicKey(certificateDER: $0, of: id) }
+        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: advertisingKey, publicKey: publicKey))
         try commit(next)
         logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
         reopenUnreadable()
