@@ -257,20 +257,14 @@ public actor Agent {
         start: @escaping @Sendable () async -> Void = {},
         expire: @escaping @Sendable () async -> Void
     ) async -> T {
-        let clock = clock
-        return await withTaskGroup(of: Void.self) { group in
-            let answer = await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-                register(continuation)
-                group.addTask { await start() }
-                group.addTask {
-                    // Cancellation ends the sleep early: a wait never outlives its caller.
-                    try? await clock.sleep(for: timeout)
-                    await expire()
+        await Deadline.watch(timeout, on: clock, expiresOnCancellation: true, onExpiry: expire) {
+            await withTaskGroup(of: Void.self) { group in
+                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                    register(continuation)
+                    group.addTask { await start() }
                 }
             }
-            group.cancelAll()
-            return answer
-        }
+        }.value
     }
 
     /// Sends an event that needs no answer.

@@ -32,9 +32,14 @@ struct PeerSessionUnpairTests {
         let session: Task<Void, any Error>
         let finished: Flag
 
-        /// Serves a connection on which the test peer (paired with `agent`) presented its
-        /// certificate, and completes the handshake.
-        static func start(_ agent: Agent) async throws -> Served {
+        /// The activity the served agent holds.
+        static let activity = Sample.activity(1, title: "Notes")
+
+        /// Serves, for a new agent paired with the test peer and holding ``activity``, a
+        /// connection on which the test peer presented its certificate, and completes the handshake.
+        static func start() async throws -> Served {
+            let agent = makeAgent()
+            _ = try await agent.publish(activity)
             let (inbound, source) = NIOAsyncChannelInboundStream<Frame>.makeTestingStream()
             let (outbound, sink) = NIOAsyncChannelOutboundWriter<Frame>.makeTestingWriter()
             let identity = PeerIdentityBox()
@@ -89,10 +94,8 @@ struct PeerSessionUnpairTests {
 
     @Test("a frame sent after the unpair is not acted on: nothing is answered and the session ends", arguments: Sent.allCases)
     func frameAfterUnpairIsDropped(_ sent: Sent) async throws {
-        let agent = makeAgent()
-        let activity = Sample.activity(1, title: "Notes")
-        _ = try await agent.publish(activity)
-        var served = try await Served.start(agent)
+        var served = try await Served.start()
+        let (agent, activity) = (served.agent, Served.activity)
         let keyBefore = await agent.advertisingKey
         _ = try await agent.trustRemove(TestPeer.deviceID)
         let keyAfterUnpair = await agent.advertisingKey
@@ -109,10 +112,8 @@ struct PeerSessionUnpairTests {
 
     @Test("a fetch after the unpair is told why, and gets no activity")
     func fetchAfterUnpairIsToldWhy() async throws {
-        let agent = makeAgent()
-        let activity = Sample.activity(1, title: "Notes")
-        _ = try await agent.publish(activity)
-        var served = try await Served.start(agent)
+        var served = try await Served.start()
+        let (agent, activity) = (served.agent, Served.activity)
         _ = try await agent.trustRemove(TestPeer.deviceID)
 
         served.source.yield(PeerMessage.fetch(FetchRequest(activityID: activity.id, continuationID: UUID())).frame)
@@ -126,10 +127,8 @@ struct PeerSessionUnpairTests {
 
     @Test("while still paired, the same connection is served: the control for the tests above")
     func pairedConnectionIsServed() async throws {
-        let agent = makeAgent()
-        let activity = Sample.activity(1, title: "Notes")
-        _ = try await agent.publish(activity)
-        var served = try await Served.start(agent)
+        var served = try await Served.start()
+        let (agent, activity) = (served.agent, Served.activity)
         served.source.yield(Sent.continued.frame(for: activity.id))
         served.source.yield(PeerMessage.fetch(FetchRequest(activityID: activity.id, continuationID: UUID())).frame)
         let answer = try #require(await served.written.next())

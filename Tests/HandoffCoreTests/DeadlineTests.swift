@@ -122,6 +122,30 @@ struct DeadlineTests {
         #expect(clock.sleeperCount == 0)
     }
 
+    @Test("watch with expiresOnCancellation: a cancelled caller runs onExpiry at once, long before the deadline; without it, it does not")
+    func watchExpiresOnCancellation() async throws {
+        let clock = ManualClock()
+        let connection = Gate()
+        let task = Task {
+            await Deadline.watch(Self.timeout, on: clock, expiresOnCancellation: true, onExpiry: { connection.open() }) { () async -> String in
+                await connection.wait()
+                return "closed"
+            }
+        }
+        try await clock.waitForSleeper(until: .zero.advanced(by: Self.timeout))
+        task.cancel()
+        let (value, expired) = await task.value
+        #expect(value == "closed")
+        #expect(expired)
+        #expect(clock.now == .zero, "no time passed")
+
+        let expiries = Atomic<Int>(0)
+        let plain = Task { await Deadline.watch(Self.timeout, on: clock, onExpiry: { expiries.add(1, ordering: .relaxed) }) { 7 } }
+        plain.cancel()
+        #expect(await plain.value.expired == false)
+        #expect(expiries.load(ordering: .relaxed) == 0)
+    }
+
     @Test("watch: the operation's error is thrown as its own type")
     func watchRethrows() async throws {
         struct Broken: Error, Equatable {}

@@ -123,19 +123,16 @@ public enum AppEvent: Sendable, Equatable {
     public init?(json body: JSONValue) {
         func uuid(_ key: String) -> UUID? { body[key]?.stringValue.flatMap(UUID.init(uuidString:)) }
         func text(_ key: String) -> String? { body[key]?.stringValue }
-        var continuing: Continuing? {
-            // Older agents left out fields an app does not need: default them.
-            Continuing(continuationID: uuid("continuationID") ?? UUID(), activityType: text("activityType") ?? "", peer: text("peer") ?? "")
-        }
+        // Older agents left out fields an app does not need: default them.
+        var continuing = Continuing(continuationID: uuid("continuationID") ?? UUID(), activityType: text("activityType") ?? "", peer: text("peer") ?? "")
         switch text("event") {
-        case "willContinue": self = .willContinue(continuing!)
+        case "willContinue": self = .willContinue(continuing)
         case "continue":
             guard let json = body["activity"], let activity = try? Activity(json: json) else { return nil }
-            var c = continuing!
-            if c.activityType.isEmpty { c.activityType = activity.activityType.rawValue }
-            self = .continueActivity(c, activity: activity, sourceApplication: text("sourceApplication"))
+            if continuing.activityType.isEmpty { continuing.activityType = activity.activityType.rawValue }
+            self = .continueActivity(continuing, activity: activity, sourceApplication: text("sourceApplication"))
         case "didFail":
-            self = .didFail(continuing!, error: ControlProtocol.error(fromJSON: body["error"]))
+            self = .didFail(continuing, error: ControlProtocol.error(fromJSON: body["error"]))
         case "willSave":
             guard let id = uuid("activityID") else { return nil }
             self = .willSave(activityID: id)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A time limit on an operation, measured on any `Clock`: the one way the agent bounds how long
 /// something may take (a fetch, a handshake, a pairing, a key exchange). Tests pass a manual
 /// clock, so deadlines are checked without real time passing.
@@ -58,26 +60,41 @@ public enum Deadline {
     /// `onExpiry` runs concurrently with it; the operation is not cancelled, so `onExpiry` must
     /// make it end (close the connection it reads).
     ///
-    /// - Returns: the operation's result, and whether the deadline passed before it ended.
+    /// - Parameter expiresOnCancellation: also run `onExpiry` at once when the calling task is
+    ///   cancelled before the operation ends (for an operation that waits on something a
+    ///   cancellation does not end, such as a continuation): a wait then never outlives its caller.
+    /// - Returns: the operation's result, and whether the deadline passed (or, with
+    ///   `expiresOnCancellation`, the caller was cancelled) before it ended.
     public static func watch<C: Clock, T, E: Error>(
         _ timeout: Duration,
         on clock: C,
+        expiresOnCancellation: Bool = false,
         isolation: isolated (any Actor)? = #isolation,
         onExpiry: @escaping @Sendable () async -> Void,
         _ operation: () async throws(E) -> T
     ) async throws(E) -> (value: T, expired: Bool) where C.Duration == Duration {
         var result: Result<T, E>?
+        let ended = OperationEnded()
         let expired = await withTaskGroup(of: Bool.self, isolation: isolation) { group in
             group.addTask {
-                guard await passes(timeout, on: clock) else { return false }
+                let passed = await passes(timeout, on: clock)
+                // Woken early: the operation ended (no expiry), or the caller was cancelled.
+                guard passed || (expiresOnCancellation && !ended.value.load(ordering: .acquiring)) else { return false }
                 await onExpiry()
                 return true
             }
             do throws(E) { result = .success(try await operation()) } catch { result = .failure(error) }
+            ended.value.store(true, ordering: .releasing)
             group.cancelAll()
             return await group.next() ?? false
         }
         return (try result!.get(), expired)
+    }
+
+    /// Set once the watched operation has ended, so that the deadline's task, cancelled then,
+    /// tells that apart from its caller being cancelled.
+    private final class OperationEnded: Sendable {
+        let value = Atomic<Bool>(false)
     }
 
     /// Sleeps until `timeout` has passed on `clock`: true then, false if cancelled first.
