@@ -31,8 +31,14 @@ public final class ControlChannel: Sendable {
     /// (``ControlSocketConnector``). An unreachable agent is 4609; `hint` says what to do.
     public static func connect(socketPath: String,
                                hint: String = "Start handoffd, or set HANDOFF_SOCKET.") async throws(HandoffError) -> ControlChannel {
+        ControlChannel(connection: try await openConnection(socketPath: socketPath, hint: hint))
+    }
+
+    /// Opens a checked connection to the agent's control socket (``ControlSocketConnector``); a
+    /// refusal or an unreachable agent is 4609, with `hint` saying what to do.
+    static func openConnection(socketPath: String, hint: String) async throws(HandoffError) -> any FrameConnection {
         do {
-            return ControlChannel(connection: try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits))
+            return try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits)
         } catch let refused as ControlSocketError {
             throw .connectionUnavailable(refused.reason)
         } catch {

@@ -7,15 +7,15 @@ public struct ControlClient: Sendable {
 
     public init(socketPath: String) { self.socketPath = socketPath }
 
+    /// What to do when the agent cannot be reached.
+    static let hint = "Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."
+
     /// Connects to the agent; an unreachable agent is 4609 saying what to do.
     private func connect() async -> Result<any FrameConnection, HandoffError> {
-        do {
-            return .success(try await ControlSocketConnector.connect(path: socketPath, limits: ControlProtocol.limits))
-        } catch let refused as ControlSocketError {
-            return .failure(.connectionUnavailable(refused.reason))
+        do throws(HandoffError) {
+            return .success(try await ControlChannel.openConnection(socketPath: socketPath, hint: Self.hint))
         } catch {
-            return .failure(.connectionUnavailable(
-                "no agent answers at \(socketPath) (\(error)). Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."))
+            return .failure(error)
         }
     }
 
@@ -66,8 +66,7 @@ public struct ControlClient: Sendable {
     public func converse(_ request: ControlRequest, onEvent: @escaping @Sendable (AppEvent) async -> AppReply?) async -> Result<JSONValue, HandoffError> {
         let channel: ControlChannel
         do {
-            channel = try await ControlChannel.connect(
-                socketPath: socketPath, hint: "Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath.")
+            channel = try await ControlChannel.connect(socketPath: socketPath, hint: Self.hint)
         } catch {
             return .failure(error)
         }
