@@ -122,7 +122,7 @@ extension Agent {
         try commit(next)
         let closed = security.registry.closeAll(for: id)
         for name in directory.removeAll(deviceID: id) { unreadable.removeValue(forKey: name) }
-        if seenAdvertisements.seen.forget(id) { seenAdvertisementsChanged() }
+        perform(intake.forget(id, now: timeline.now))
         refreshAdvertisement()
         logger.info("device unpaired", metadata: ["handoff.device": "\(id.shortID)", "handoff.closed": "\(closed)"])
         return TrustChange(deviceID: id.description, name: removed?.name ?? id.shortID, closedConnections: closed)
@@ -173,12 +173,6 @@ extension Agent {
     }
 
     // MARK: Learning advertising keys
-
-    /// An advertisement could not be opened: connects to the senders of unreadable
-    /// advertisements that ``KeyProbeSchedule`` allows now.
-    func learnKey(ofInstance name: String) {
-        askUnreadable()
-    }
 
     /// Connects to the senders of unreadable advertisements to learn their keys: if one is a
     /// paired device, the two exchange advertising keys over TLS. Bounded by
