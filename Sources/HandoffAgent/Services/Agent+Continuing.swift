@@ -51,15 +51,10 @@ extension Agent {
     }
 
     private func performContinuation(id: UUID) async -> (Result<ContinueResult, HandoffError>, handlerStarted: Bool) {
-        guard let advertised = directory.peer(offering: id), let offered = advertised.advertisement.current else {
-            if let silent = directory.unreachablePeer(offering: id) {
-                return (.failure(.connectionUnavailable(Self.stoppedAnswering(silent.peer.name, activity: id, lastHeard: silent.lastHeard))), false)
-            }
-            if let gone = directory.departedPeer(offering: id) {
-                return (.failure(.connectionUnavailable(
-                    "\(gone.name), which offered activity \(id), has left the network (its agent stopped or its host went away). Continue it once \(gone.name) is back.")), false)
-            }
-            return (.failure(.handoffFailed("no peer offers activity \(id) now; `handoff list` shows the activities on offer")), false)
+        let advertised: PeerRecord, offered: ActivityAdvertisement.Current
+        switch ContinuationSource.find(id, in: directory, now: wallClock()) {
+        case .failure(let error): return (.failure(error), false)
+        case .success(let source): (advertised, offered) = source
         }
         let request = FetchRequest(activityID: id, continuationID: UUID())
         // Apps and handlers are told the name this host gave the device when pairing, not the
