@@ -46,7 +46,7 @@ struct KeyLearning: Sendable {
 struct PairingWindow: Sendable {
     let id: UUID
     let link: ControlLink
-    let continuation: CheckedContinuation<Result<JSONValue, HandoffError>, Never>
+    let continuation: CheckedContinuation<Result<TrustChange, HandoffError>, Never>
     /// Whether a device has started pairing (one attempt per window).
     var claimed = false
     /// Closes the pairing connection, when the window ends first.
@@ -287,14 +287,14 @@ extension Agent {
 
     /// `handoff pair --accept`: opens this device to one pairing attempt for `security.pairingTimeout`.
     /// The advertisement shows this agent's name meanwhile, so the other device can find it.
-    public func acceptPairing(link: ControlLink) async -> Result<JSONValue, HandoffError> {
+    public func acceptPairing(link: ControlLink) async -> Result<TrustChange, HandoffError> {
         guard pairingWindow == nil else {
             return .failure(.handoffFailed("\(configuration.name) is already accepting a pairing; finish or cancel that one first"))
         }
         let id = UUID()
         let timeout = configuration.security.pairingTimeout
         logger.info("accepting pairing", metadata: ["handoff.timeout": "\(timeout)"])
-        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Result<JSONValue, HandoffError>, Never>) in
+        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Result<TrustChange, HandoffError>, Never>) in
             pairingWindow = PairingWindow(id: id, link: link, continuation: continuation)
             refreshAdvertisement()
         } expire: {
@@ -303,7 +303,7 @@ extension Agent {
     }
 
     /// Ends the pairing window `id` with `result` (and its connection, if one is open).
-    func closePairingWindow(_ id: UUID, _ result: Result<JSONValue, HandoffError>) {
+    func closePairingWindow(_ id: UUID, _ result: Result<TrustChange, HandoffError>) {
         guard let window = pairingWindow, window.id == id else { return }
         pairingWindow = nil
         window.closeConnection?()
@@ -327,7 +327,7 @@ extension Agent {
     }
 
     /// Both users confirmed: stores the device and its advertising key.
-    func completePairing(with id: DeviceID, name: String, key: [UInt8], certificateDER: [UInt8]?) throws(HandoffError) -> JSONValue {
+    func completePairing(with id: DeviceID, name: String, key: [UInt8], certificateDER: [UInt8]?) throws(HandoffError) -> TrustChange {
         var next = trust
         var advertisingKey = try? AdvertisingKey(bytes: key)
         if let claimed = advertisingKey {
@@ -345,11 +345,11 @@ extension Agent {
         logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
         reopenUnreadable()
         askEveryUnreadable()
-        return TrustChange(deviceID: id.description, name: name).json
+        return TrustChange(deviceID: id.description, name: name)
     }
 
     /// `handoff pair TARGET`: pairs with a device that accepts pairing.
-    public func pair(with target: String, link: ControlLink) async -> Result<JSONValue, HandoffError> {
+    public func pair(with target: String, link: ControlLink) async -> Result<TrustChange, HandoffError> {
         let endpoint: PeerEndpoint
         switch pairingEndpoint(target) {
         case .failure(let error): return .failure(error)
