@@ -105,7 +105,7 @@ public enum ControlSession {
             do { try await agent.resign(id: id, by: requester) } catch { return .failure(error) }
             return .success(ResignResult(resigned: id))
         case .continueActivity(let id, let key):
-            return await agent.continueActivity(id: id, idempotencyKey: key).map { $0 }
+            return await agent.continueActivity(id: id, idempotencyKey: key).asControlResult
         case .registerApp(let manifest):
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
             do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
@@ -115,22 +115,22 @@ public enum ControlSession {
             switch open.target {
             case .url(let url):
                 return await agent.open(OpenRequest(bundleID: open.bundleID, url: url, sourceApplication: source, annotation: open.annotation),
-                                        file: [], onPeer: open.peer).map { $0 }
+                                        file: [], onPeer: open.peer).asControlResult
             case .file(let name, let data):
                 let request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: data.count, sourceApplication: source,
                                           annotation: open.annotation)
-                return await agent.open(request, file: data, onPeer: open.peer).map { $0 }
+                return await agent.open(request, file: data, onPeer: open.peer).asControlResult
             }
         case .pair(let target):
             guard let link else { return .failure(.handoffFailed("pair needs a control connection")) }
             switch target {
-            case .accept: return await agent.acceptPairing(link: link).map { $0 }
-            case .peer(let peer): return await agent.pair(with: peer, link: link).map { $0 }
+            case .accept: return await agent.acceptPairing(link: link).asControlResult
+            case .peer(let peer): return await agent.pair(with: peer, link: link).asControlResult
             }
         case .pairable:
             return .success(await agent.pairableDevices())
         case .faults(let set, let clear):
-            return await agent.changeFaults(set: set, clear: clear).map { $0 }
+            return await agent.changeFaults(set: set, clear: clear).asControlResult
         case .trustList:
             return .success(await agent.trustedDevices())
         case .trustAdd(let text, let name):
@@ -149,4 +149,9 @@ public enum ControlSession {
     private static func deviceID(_ text: String) throws(HandoffError) -> DeviceID {
         do { return try DeviceID(parsing: text) } catch { throw .handoffFailed("\(error)") }
     }
+}
+
+extension Result where Success: ControlResult {
+    /// The same outcome, as any command's answer.
+    fileprivate var asControlResult: Result<any ControlResult, Failure> { map { $0 } }
 }
