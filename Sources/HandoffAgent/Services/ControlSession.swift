@@ -89,7 +89,7 @@ public enum ControlSession {
         case .peers: return .success(await agent.peers())
         case .list: return .success(await agent.offered())
         case .publish(let activity):
-            if activity.isExpired(at: Date()) {
+            if activity.isExpired(at: agent.wallClock()) {
                 return .failure(.handoffFailed("cannot publish: the activity's expirationDate has already passed"))
             }
             var owner: ActivityStore.Owner?
