@@ -23,22 +23,7 @@ extension Agent {
     /// Where `handoff pair TARGET` connects: a device whose pairing window shows that name, else
     /// an address `HOST:PORT`.
     func pairingEndpoint(_ target: String) -> Result<PeerEndpoint, HandoffError> {
-        let open = unreadable.values.filter { $0.pairingName?.lowercased() == target.lowercased() }
-        if open.count > 1 {
-            // Anyone on the LAN can advertise a name: with two claimants, guessing could pick the wrong one.
-            let addresses = open.map(\.endpoint.description).sorted().joined(separator: ", ")
-            return .failure(.handoffFailed(
-                "\(open.count) devices claim the name \(target) (\(addresses)); pair by address instead: `handoff pair HOST:PORT`, with the address the device shows in `handoff status`"))
-        }
-        if let entry = open.first { return .success(entry.endpoint) }
-        if let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port) {
-            let host = String(target[..<colon].filter { $0 != "[" && $0 != "]" })
-            if !host.isEmpty { return .success(PeerEndpoint(host: host, port: port)) }
-        }
-        let waiting = unreadable.values.compactMap(\.pairingName).sorted()
-        let hint = waiting.isEmpty ? "no device is accepting pairing now" : "devices accepting pairing now: \(waiting.joined(separator: ", "))"
-        return .failure(.connectionUnavailable(
-            "no device named \(target) is accepting pairing (\(hint)). Run `handoff pair --accept` on it first, or give its address as HOST:PORT"))
+        PairingTarget.endpoint(target, unreadable: unreadable.values)
     }
 
     /// `handoff pair --list`: the devices accepting pairing now (`handoff pair --accept`), by name.
