@@ -201,28 +201,16 @@ public actor Agent {
     // MARK: Serving peers
 
     /// Prepares a held activity for a peer's fetch: when it needs saving and its app is connected,
-    /// the app gets `willSave` and must answer within `limits.fetchTimeout` (else 4610). Returns
-    /// nil when no such activity is held.
-    public func prepareForFetch(id: UUID) async -> Result<(Activity, AppIdentity?)?, HandoffError> {
+    /// the app is asked to save it (`saving`: `willSave`) and must answer within
+    /// `limits.fetchTimeout` (else 4610). Returns nil when no such activity is held.
+    func prepareForFetch(id: UUID, saving: any ActivitySaving) async -> Result<(Activity, AppIdentity?)?, HandoffError> {
         guard let activity = store.activity(id: id) else { return .success(nil) }
         let owner = store.owner(of: id)
         guard activity.needsSave, let owner, let app = apps[owner.connectionID] else { return .success((activity, owner?.identity)) }
-        var timeout = configuration.limits.fetchTimeout
-        let slowSave = faults.willSaveDelay
-        if slowSave > .zero {
-            // Fault injection: the app takes this much longer to save.
-            logger.info("fault: slowing the app's willSave", metadata: ["handoff.id": "\(id)", "handoff.delay": "\(slowSave)"])
-            try? await Task.sleep(for: min(slowSave, timeout))
-            guard slowSave < timeout else {
-                return .failure(.remoteTimedOut(
-                    "the app \(owner.identity.bundleID) on \(configuration.name) did not save the activity within \(timeout) (userActivityWillSave; faults.willSaveDelayMs)"))
-            }
-            timeout -= slowSave
-        }
-        guard let reply = await ask(app.link, .willSave(activityID: id), timeout: timeout), let savedJSON = reply.activity
-        else {
-            return .failure(.remoteTimedOut(
-                "the app \(owner.identity.bundleID) on \(configuration.name) did not save the activity within \(timeout) (userActivityWillSave)"))
+        let savedJSON: JSONValue
+        switch await saving.save(id, by: owner.identity, over: app.link, within: configuration.limits.fetchTimeout, agent: self) {
+        case .success(let json): savedJSON = json
+        case .failure(let error): return .failure(error)
         }
         var saved: Activity
         do { saved = try Activity(json: savedJSON, defaultID: id) } catch {

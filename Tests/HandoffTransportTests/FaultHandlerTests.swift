@@ -32,6 +32,45 @@ struct FaultHandlerTests {
         #expect(!channel.isActive)
     }
 
+    @Test("dropAfterBytes as the agent sets it: the budget goes in front of the encoder of a running connection")
+    func limitOutbound() async throws {
+        let channel = NIOAsyncTestingChannel()
+        try await channel.eventLoop.submit { try channel.pipeline.syncOperations.addHandlers(FrameEncoder(), FrameMessageHandler()) }.get()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        try await channel.writeAndFlush(Frame(kind: .hello, payload: [1])).get()  // 6 bytes, before the fault
+        await channel.limitOutbound(toBytes: 8)
+        await #expect(throws: (any Error).self) {  // 9 bytes: 8 go out
+            try await channel.writeAndFlush(Frame(kind: .hello, payload: Array(repeating: 1, count: 4))).get()
+        }
+        var out: [UInt8] = []
+        while var buffer = try await channel.readOutbound(as: ByteBuffer.self) { out += buffer.readBytes(length: buffer.readableBytes)! }
+        #expect(out.count == 14, "the whole first frame, then 8 bytes of the second")
+        #expect(!channel.isActive, "closed after the budget")
+    }
+
+    @Test("stallStreamAfterBytes: stream data passes up to the budget, the frame that crosses it is cut, later stream frames are dropped")
+    func stall() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(TestWire(), StreamStallHandler(budget: 3))
+        let data = { (bytes: [UInt8]) in Frame(kind: .streamData, payload: bytes) }
+        let end = Frame(kind: .streamEnd, payload: [])
+        for frame in [data([1, 2]), Frame(kind: .hello, payload: [9]), data([3, 4, 5]), data([6]), end] { try channel.writeInbound(frame) }
+        var passed: [Frame] = []
+        while let frame = try channel.readInbound(as: EncodedFrame.self) { passed.append(frame.frame) }
+        #expect(passed == [data([1, 2]), Frame(kind: .hello, payload: [9]), data([3])], "other frames pass, for the relay to judge")
+    }
+
+    @Test("stallStreamAfterBytes: a stream within the budget passes whole, its end included")
+    func stallNotReached() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(TestWire(), StreamStallHandler(budget: 100))
+        let frames = [Frame(kind: .streamData, payload: [1, 2, 3]), Frame(kind: .streamEnd, payload: [])]
+        for frame in frames { try channel.writeInbound(frame) }
+        var passed: [Frame] = []
+        while let frame = try channel.readInbound(as: EncodedFrame.self) { passed.append(frame.frame) }
+        #expect(passed == frames)
+    }
+
     @Test("streamIdleTimeout: nothing read for the timeout fails the channel with StreamIdleTimeout, on NIO's clock")
     func idle() throws {
         let loop = EmbeddedEventLoop()

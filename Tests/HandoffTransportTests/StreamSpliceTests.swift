@@ -85,7 +85,9 @@ struct StreamSpliceTests {
     {
         let (_, app, peer) = try await Self.unjoined()
         let ends = EndLog()
-        try await StreamSplice.join(app.splice, StreamSpliceDirection(stallAfterBytes: stall), firstFrame: response,
+        // The stall fault as the agent sets it: a handler in front of the app's splice.
+        if let stall { try await app.channel.stallStreams(afterBytes: stall) }
+        try await StreamSplice.join(app.splice, StreamSpliceDirection(), firstFrame: response,
                                     peer.splice, StreamSpliceDirection(lastWords: lastWords), firstFrame: nil, onEnd: ends.record)
         #expect(try await app.written() == [response])
         return (app, peer, ends)

@@ -9,7 +9,8 @@ import NIOCore
 /// ``PeerSession`` asks ``Agent/fetchAnswering(on:logger:)`` for one when a connection opens and
 /// again for each fetch (faults change while connections stay open). Without faults it is
 /// ``AgentFetchAnswering``; with faults set (`handoff fault`, docs/FAULTS.md) it is that one
-/// wrapped in ``FaultyFetchAnswering``, so the session itself holds no fault logic.
+/// wrapped in ``FaultyFetchAnswering`` (and, for `willSaveDelayMs`, asking apps to save through
+/// ``SlowActivitySaving``), so the session itself holds no fault logic.
 protocol FetchAnswering: Sendable {
     /// Whether the connection is served (false: it is closed without an answer).
     var servesConnection: Bool { get }
@@ -19,15 +20,17 @@ protocol FetchAnswering: Sendable {
     func send(_ frames: [Frame], answering request: FetchRequest) async throws
 }
 
-/// Answers fetches from the agent's activities, as they are.
+/// Answers fetches from the agent's activities, as they are, once their apps have saved them
+/// (`saving`).
 struct AgentFetchAnswering: FetchAnswering {
     let agent: Agent
     let outbound: NIOAsyncChannelOutboundWriter<Frame>
+    let saving: any ActivitySaving
 
     var servesConnection: Bool { true }
 
     func lookUp(_ request: FetchRequest) async throws -> Result<(Activity, AppIdentity?)?, HandoffError> {
-        await agent.prepareForFetch(id: request.activityID)
+        await agent.prepareForFetch(id: request.activityID, saving: saving)
     }
 
     func send(_ frames: [Frame], answering request: FetchRequest) async throws {
@@ -91,11 +94,11 @@ extension FaultPlan {
 
 extension Agent {
     /// How the fetches on `connection` are answered now: from the activities, through the
-    /// faults set at this moment if any touch fetches.
+    /// faults set at this moment if any touch fetches or how apps save.
     func fetchAnswering(on connection: FrameServer.Connection, logger: Logger) -> any FetchAnswering {
-        let plain = AgentFetchAnswering(agent: self, outbound: connection.outbound)
+        let plain = AgentFetchAnswering(agent: self, outbound: connection.outbound, saving: faults.activitySaving)
         guard faults.touchesFetches else { return plain }
-        return FaultyFetchAnswering(base: plain, faults: faults, limitOutbound: connection.limitOutbound, clock: clock, logger: logger,
-                                    remote: connection.remoteAddress.map { "\($0)" } ?? "unknown")
+        return FaultyFetchAnswering(base: plain, faults: faults, limitOutbound: { await connection.limitOutbound(toBytes: $0) }, clock: clock,
+                                    logger: logger, remote: connection.remoteAddress.map { "\($0)" } ?? "unknown")
     }
 }

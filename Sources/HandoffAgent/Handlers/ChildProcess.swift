@@ -191,16 +191,11 @@ private struct Spawn: Sendable {
             var options = PlatformOptions()
             options.processGroupID = 0
             options.teardownSequence = ChildProcess.teardown
-            var variables: [Subprocess.Environment.Key: String] = [:]
-            for (name, value) in environment {
-                guard let key = Subprocess.Environment.Key(rawValue: name) else { throw SpawnError(program: program, reason: "bad environment variable \(name)") }
-                variables[key] = value
-            }
             configuration = Subprocess.Configuration(
                 executable: .path(.init(try Self.lookUp(program, path: environment["PATH"]))),
                 // argv[0] as given, not the resolved path.
                 arguments: Arguments(executablePathOverride: program, remainingValues: Array(argv.dropFirst())),
-                environment: .custom(variables),
+                environment: .custom(try Self.entries(environment, program: program)),
                 platformOptions: options)
             func descriptor(_ stream: ChildProcess.Stream, mode: Int32) throws(SpawnError) -> Int32 {
                 switch stream {
@@ -228,15 +223,73 @@ extension Spawn {
     /// of that name in a directory of `path` (the child's PATH, else the agent's). Not
     /// swift-subprocess's `.name`, which spawns and tries an exec in every directory of PATH in
     /// turn: `true` took 11.2 ms (p50, debug build) with a 12-directory PATH, 1.6 ms looked up here.
+    ///
+    /// Each directory without the program is a failed path lookup in the kernel (about 3 µs each,
+    /// and handlers are often in the last directories of PATH), so what was found is kept, by
+    /// program and PATH, and only checked again (still an executable file) on the next run. A
+    /// program installed meanwhile in an earlier directory of PATH is found once the one kept
+    /// goes away, or the agent restarts.
     static func lookUp(_ program: String, path: String?) throws(SpawnError) -> String {
-        if program.contains("/") { return program }
+        if program.utf8.contains(UInt8(ascii: "/")) { return program }
         let directories = path ?? getenv("PATH").map { String(cString: $0) } ?? "/bin:/usr/bin"
-        for directory in directories.split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + program
-            var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        let key = directories + "\0" + program
+        if let kept = found.withLock({ $0[key] }), isExecutableFile(kept) { return kept }
+        let resolved = try search(program, in: directories)
+        found.withLock { found in
+            if found.count >= 64 { found.removeAll() }
+            found[key] = resolved
+        }
+        return resolved
+    }
+
+    /// Programs found by ``lookUp(_:path:)``, by PATH and name.
+    private static let found = Mutex<[String: String]>([:])
+
+    /// Whether `path` is an executable regular file (a String converts as the argument).
+    private static func isExecutableFile(_ path: UnsafePointer<CChar>) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
+    }
+
+    /// The first executable file named `program` in `directories` (a PATH), with the candidates
+    /// made in one byte buffer, not a string each.
+    private static func search(_ program: String, in directories: String) throws(SpawnError) -> String {
+        let slash = UInt8(ascii: "/")
+        var candidate: [UInt8] = []
+        candidate.reserveCapacity(256)
+        for directory in directories.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false) {
+            candidate.removeAll(keepingCapacity: true)
+            if directory.isEmpty { candidate.append(UInt8(ascii: ".")) } else { candidate.append(contentsOf: directory) }
+            candidate.append(slash)
+            candidate.append(contentsOf: program.utf8)
+            candidate.append(0)
+            let found = candidate.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { isExecutableFile($0.baseAddress!) }
+            }
+            if found { return String(decoding: candidate.dropLast(), as: UTF8.self) }
         }
         throw SpawnError(program: program, reason: String(cString: strerror(ENOENT)))
+    }
+
+    /// `environment` as the child gets it, `NAME=value` each, NUL-terminated (swift-subprocess
+    /// copies each with `strdup`); a name that cannot be one (empty, or with `=` or NUL in it) is
+    /// refused.
+    static func entries(_ environment: [String: String], program: String) throws(SpawnError) -> [[UInt8]] {
+        var entries: [[UInt8]] = []
+        entries.reserveCapacity(environment.count)
+        for (name, value) in environment {
+            guard !name.isEmpty, !name.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == 0 }) else {
+                throw SpawnError(program: program, reason: "bad environment variable \(name)")
+            }
+            var entry: [UInt8] = []
+            entry.reserveCapacity(name.utf8.count + value.utf8.count + 2)
+            entry.append(contentsOf: name.utf8)
+            entry.append(UInt8(ascii: "="))
+            entry.append(contentsOf: value.utf8)
+            entry.append(0)
+            entries.append(entry)
+        }
+        return entries
     }
 }
 

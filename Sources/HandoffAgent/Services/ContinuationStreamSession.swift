@@ -39,12 +39,12 @@ enum ContinuationStreamSession {
                 return
             }
             // The peer first: `streamAccepted` goes out before the app hears it may send, so the
-            // app's first bytes cannot overtake it. Fault injection (faults.stallStreamAfterBytes):
-            // the app's bytes stop here.
-            let stall = await agent.faults.stallStreamAfterBytes
+            // app's first bytes cannot overtake it. The faults set now that act on streams go on
+            // the app's connection before it is joined.
+            await agent.applyStreamFaults(toAppConnection: connection)
             do {
                 try await StreamSplice.join(claim.peer, StreamSpliceDirection(), firstFrame: PeerMessage.streamAccepted.frame,
-                                            connection.splice, StreamSpliceDirection(stallAfterBytes: stall),
+                                            connection.splice, StreamSpliceDirection(),
                                             firstFrame: response(.success(EmptyResult())),
                                             onEnd: claim.relay.directionEnded)
             } catch {

@@ -3,17 +3,13 @@
 ///
 /// Only stream data and the sender's `streamEnd` may travel on a relayed stream; any other frame is
 /// a protocol error that ends the pair. The `streamEnd` completes the direction; frames after it
-/// are dropped. With the stall fault (`faults.stallStreamAfterBytes`) only that many bytes of
-/// stream data are passed on: the rest, `streamEnd` included, is dropped, so the receiver waits
-/// until the sender's connection goes.
+/// are dropped. (The stall fault, `faults.stallStreamAfterBytes`, is not here: it is a handler
+/// put in front of the relay only while the fault is set, ``StreamStallBudget``.)
 public struct StreamDirectionStateMachine: Sendable {
     /// What to do with a received frame.
     public enum Action: Sendable, Equatable {
         /// Pass the frame on.
         case forward
-        /// Pass on only the first `count` bytes of the frame's payload (the stall fault's budget
-        /// ran out inside it).
-        case forwardPrefix(Int)
         /// Pass nothing on.
         case drop
         /// Pass the `streamEnd` on: once it is out, this direction is complete.
@@ -23,18 +19,15 @@ public struct StreamDirectionStateMachine: Sendable {
     }
 
     private enum State: Sendable {
-        case relaying(budget: Int?)
+        case relaying
         case ended
         case failed
     }
 
-    private var state: State
+    private var state: State = .relaying
 
-    /// - Parameter stallAfterBytes: fault injection: pass on at most this many bytes of stream
-    ///   data (nil: no limit).
-    public init(stallAfterBytes: Int? = nil) {
-        state = .relaying(budget: stallAfterBytes.map { max(0, $0) })
-    }
+    /// A direction that has relayed nothing yet.
+    public init() {}
 
     /// Whether the sender's `streamEnd` has been passed on.
     public var isEnded: Bool {
@@ -42,27 +35,16 @@ public struct StreamDirectionStateMachine: Sendable {
         return false
     }
 
-    /// A frame of `kind` with `payloadBytes` bytes of payload arrived from the sender.
-    public mutating func received(_ kind: FrameKind, payloadBytes: Int) -> Action {
+    /// A frame of `kind` arrived from the sender.
+    public mutating func received(_ kind: FrameKind) -> Action {
         switch state {
         case .failed:
             return .drop
         case .ended:
             guard kind == .streamData || kind == .streamEnd else { return fail(kind) }
             return .drop
-        case .relaying(let budget):
+        case .relaying:
             guard kind == .streamData || kind == .streamEnd else { return fail(kind) }
-            if let budget {
-                guard budget > 0 else { return .drop }
-                if kind == .streamData {
-                    if payloadBytes > budget {
-                        state = .relaying(budget: 0)
-                        return .forwardPrefix(budget)
-                    }
-                    state = .relaying(budget: budget - payloadBytes)
-                    return .forward
-                }
-            }
             if kind == .streamEnd {
                 state = .ended
                 return .end

@@ -4,7 +4,9 @@ import NIOCore
 /// then closes the connection mid-frame, as a peer that crashes or loses its link would.
 ///
 /// It sits between the frame encoder and TLS, so it counts the bytes of frames, not of TLS
-/// records.
+/// records. It is added only while the fault is set
+/// (``FrameServer/Connection/limitOutbound(toBytes:)``): a connection without it has no fault
+/// code in its path.
 final class OutboundByteBudget: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -41,5 +43,13 @@ extension Channel {
             let encoder = try sync.handler(type: FrameEncoder.self)
             try sync.addHandler(OutboundByteBudget(budget: budget), position: .before(encoder))
         }.get()
+    }
+}
+
+extension FrameServer.Connection {
+    /// Fault injection (`faults.dropAfterBytes`): from now on, lets `budget` more bytes of frames
+    /// out, then closes the connection mid-frame, as a peer that crashes or loses its link would.
+    public func limitOutbound(toBytes budget: Int) async {
+        await splice.channel.limitOutbound(toBytes: budget)
     }
 }

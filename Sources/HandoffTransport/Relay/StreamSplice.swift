@@ -12,15 +12,11 @@ public enum StreamDirectionEnd: Sendable, Equatable {
 
 /// How a splice treats the frames it reads once it relays them.
 public struct StreamSpliceDirection: Sendable {
-    /// Fault injection (`faults.stallStreamAfterBytes`): after this many bytes of stream data,
-    /// nothing more is passed on (``StreamDirectionStateMachine``).
-    public var stallAfterBytes: Int?
     /// When reading fails, a frame to pass on before the pair is closed (an error the far end
     /// can report), or nil.
     public var lastWords: (@Sendable (any Error) -> Frame?)?
 
-    public init(stallAfterBytes: Int? = nil, lastWords: (@Sendable (any Error) -> Frame?)? = nil) {
-        self.stallAfterBytes = stallAfterBytes
+    public init(lastWords: (@Sendable (any Error) -> Frame?)? = nil) {
         self.lastWords = lastWords
     }
 }
@@ -251,13 +247,9 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
 
     private func relay(_ frame: EncodedFrame) {
         guard case .relaying = mode, let eventLoop else { return }
-        switch direction.received(frame.kind, payloadBytes: frame.payloadCount) {
+        switch direction.received(frame.kind) {
         case .forward:
             outbox.append(frame)
-        case .forwardPrefix(let count):
-            let payload = frame.payload
-            let prefix = payload.getSlice(at: payload.readerIndex, length: count)!
-            outbox.append(EncodedFrame(kind: .streamData, payload: prefix, allocator: context?.channel.allocator ?? ByteBufferAllocator()))
         case .drop:
             break
         case .end:
@@ -347,7 +339,7 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
         // may have sent everything and closed before the app's side was joined), then ends.
         guard !channelClosed || !held.isEmpty else { throw ChannelError.ioOnClosedChannel }
         self.partner = partner
-        self.direction = StreamDirectionStateMachine(stallAfterBytes: direction.stallAfterBytes)
+        self.direction = StreamDirectionStateMachine()
         self.lastWords = direction.lastWords
         self.onEnd = onEnd
         mode = .holding

@@ -46,9 +46,6 @@ public struct FrameServer: Sendable {
         public var peerUID: UInt32?
         /// Closes the connection at once (both directions).
         public var close: @Sendable () -> Void = {}
-        /// Fault injection (`faults.dropAfterBytes`): lets this many more bytes of frames out,
-        /// then closes the connection mid-frame.
-        public var limitOutbound: @Sendable (Int) async -> Void = { _ in }
         /// The connection's end of a relayed stream pair, should it come to carry one (it passes
         /// every frame on to `inbound` until joined).
         public var splice: StreamSplice
@@ -192,7 +189,6 @@ public struct FrameServer: Sendable {
                                     inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote,
                                     peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
                                     close: { client.channel.close(promise: nil) },
-                                    limitOutbound: { await client.channel.limitOutbound(toBytes: $0) },
                                     splice: splice)
                                 try await Self.serve(connection, closed: client.channel.closeFuture, handler: handler)
                             }
