@@ -18,8 +18,8 @@ import Foundation
 enum PairingSession {
     /// `handoff pair`: this agent initiates.
     static func initiate(to endpoint: PeerEndpoint, target: String, link: ControlLink, agent: Agent) async -> Result<JSONValue, HandoffError> {
-        let connection: ChannelFrameConnection
-        do { connection = try await agent.unpinned.connectUnpinned(to: endpoint, limits: Agent.pairingLimits) } catch {
+        let connection: any UnpinnedFrameConnection
+        do { connection = try await agent.transport.connectUnpinned(to: endpoint, limits: Agent.pairingLimits) } catch {
             return .failure(.connectionUnavailable("cannot connect to \(target) at \(endpoint) to pair: \(error)"))
         }
         let timeout = agent.configuration.security.pairingTimeout
@@ -34,11 +34,11 @@ enum PairingSession {
         return result
     }
 
-    private static func initiate(_ connection: ChannelFrameConnection, target: String, link: ControlLink, agent: Agent) async -> Result<JSONValue, HandoffError> {
-        guard let remote = connection.peerIdentity?.deviceID else { return .failure(.handoffFailed("\(target) presented no certificate")) }
+    private static func initiate(_ connection: any UnpinnedFrameConnection, target: String, link: ControlLink, agent: Agent) async -> Result<JSONValue, HandoffError> {
+        guard let remote = connection.provenIdentity?.device else { return .failure(.handoffFailed("\(target) presented no certificate")) }
         guard remote != agent.deviceID else { return .failure(.handoffFailed("\(target) is this device; pair with another one")) }
         let channel = Channel(send: { try await connection.send($0) }, receive: { try await receive(connection, target) },
-                              certificateDER: connection.peerIdentity?.certificateDER)
+                              certificateDER: connection.provenIdentity?.certificateDER)
         var initiator = PairingInitiator(local: agent.deviceID, remote: remote)
         return await run(target: target) {
             try await channel.send([
@@ -106,7 +106,7 @@ enum PairingSession {
     }
 
     /// The next message; an error frame becomes a ``HandoffError``, the end of the connection too.
-    private static func receive(_ connection: ChannelFrameConnection, _ target: String) async throws -> PeerMessage {
+    private static func receive(_ connection: any UnpinnedFrameConnection, _ target: String) async throws -> PeerMessage {
         guard let frame = try await connection.receive() else { throw HandoffError.handoffFailed("\(target) closed the connection during pairing; nothing was stored") }
         return try message(frame)
     }

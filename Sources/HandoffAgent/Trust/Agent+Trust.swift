@@ -214,8 +214,8 @@ extension Agent {
 
     private func exchangeKeys(instance name: String, endpoint: PeerEndpoint) async {
         let probed = KeyProbeSchedule<ContinuousClock.Instant>.Endpoint(host: endpoint.host, port: endpoint.port)
-        let connection: ChannelFrameConnection
-        do { connection = try await unpinned.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
+        let connection: any UnpinnedFrameConnection
+        do { connection = try await transport.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
             logger.debug("cannot ask for an advertising key", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
             keyLearning.schedule.finished(probed, answeredBy: nil, isPaired: false, now: .now)
             return
@@ -226,9 +226,9 @@ extension Agent {
         }
     }
 
-    private func exchangeKeys(over connection: ChannelFrameConnection, instance name: String,
+    private func exchangeKeys(over connection: any UnpinnedFrameConnection, instance name: String,
                               probed: KeyProbeSchedule<ContinuousClock.Instant>.Endpoint) async {
-        let id = connection.peerIdentity?.deviceID
+        let id = connection.provenIdentity?.device
         keyLearning.schedule.finished(probed, answeredBy: id, isPaired: id.map { trust.isPaired($0) } ?? false, now: .now)
         guard let id else { return await connection.close() }
         unreadable[name]?.deviceID = id
@@ -239,7 +239,7 @@ extension Agent {
                 switch try PeerMessage(frame: frame) {
                 case .hello: continue
                 case .keys(let key):
-                    _ = receivedAdvertisingKey(key, from: id, certificateDER: connection.peerIdentity?.certificateDER)
+                    _ = receivedAdvertisingKey(key, from: id, certificateDER: connection.provenIdentity?.certificateDER)
                     logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
                 case .error(_, let message):
                     logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
