@@ -19,8 +19,9 @@ public final class InMemoryNetwork: Sendable {
 
     /// An agent's listening address.
     public final class Listener: Sendable {
-        /// Where it listens.
+        /// The host it listens at.
         public let host: String
+        /// The port it listens at.
         public let port: Int
         /// The identity the listener proves to whoever connects (its certificate).
         public let identity: ProvenPeerIdentity

@@ -65,7 +65,9 @@ public final class InMemoryPeerConnection: UnpinnedFrameConnection {
 }
 
 /// A ``PeerStreamConnection`` over an in-memory connection: its frames, with no relay fast path
-/// (continuation streams relayed between two apps need the TCP transport's splices).
+/// (continuation streams relayed between two apps need the TCP transport's splices) and no idle
+/// timer (`PeerStreamOptions.idleTimeout` is not applied). Writes never wait: a direction
+/// buffers whatever was sent and not yet read.
 public final class InMemoryStreamConnection: PeerStreamConnection {
     /// The connection the frames go over.
     public let connection: InMemoryPeerConnection

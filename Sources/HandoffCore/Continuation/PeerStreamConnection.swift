@@ -21,6 +21,7 @@ public struct PeerStreamOptions: Sendable {
     /// new connection on its event loop and holds stream frames for the join.
     public var relayPartner: (any Sendable)?
 
+    /// Options for a stream connection; by default no idle timeout and no relay.
     public init(idleTimeout: Duration? = nil, relayPartner: (any Sendable)? = nil) {
         self.idleTimeout = idleTimeout
         self.relayPartner = relayPartner

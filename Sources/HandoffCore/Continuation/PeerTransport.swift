@@ -73,6 +73,7 @@ public struct ProvenPeerIdentity: Sendable, Hashable {
     /// The certificate the peer presented, DER.
     public var certificateDER: [UInt8]
 
+    /// The identity of the device whose certificate is `certificateDER` and ID `deviceID`.
     public init(deviceID: [UInt8], certificateDER: [UInt8]) {
         self.deviceID = deviceID
         self.certificateDER = certificateDER
