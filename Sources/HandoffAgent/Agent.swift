@@ -22,9 +22,9 @@ public actor Agent {
     public nonisolated let hello: PeerHello
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
-    let client: ContinuationClient<ContinuousClock>
+    let client: ContinuationClient<AgentTimeline>
     /// Connections to peers kept open between continuations (``IdleConnectionPool``).
-    public nonisolated let fetchPool: IdleConnectionPool<ContinuousClock>
+    public nonisolated let fetchPool: IdleConnectionPool<AgentTimeline>
     let dispatcher: ActivityDispatcher
     /// The bound peer port.
     public nonisolated let port: Int
@@ -39,49 +39,54 @@ public actor Agent {
     public nonisolated let transport: any PeerTransport
     /// The clock of the sessions' deadlines (``Deadline``): pairing, key exchange, stream and open handshakes.
     nonisolated let clock: any Clock<Duration>
+    /// The same clock, as the instants the agent's decisions are made at.
+    nonisolated let timeline: AgentTimeline
+    /// The wall clock: activities' expiry dates and advertisements' timestamps.
+    nonisolated let wallClock: @Sendable () -> Date
+    /// Work that outlives the request that caused it, run by a Service (``BackgroundWork``).
+    public nonisolated let background = BackgroundWork()
 
     var store = ActivityStore()
     var directory: PeerDirectory
-    private var advertisedTXT: [UInt8]
+    /// What this agent advertises (the sealing policy).
+    private var sealing: AdvertisementSealing
     /// The paired devices and the advertising keys.
     var trust: TrustStore
-    /// What the advertisement was last sealed from, so an unchanged one is not sealed again.
-    private var sealedFrom: SealInput
-    /// The timestamp of the last sealed advertisement (ms since 1970, strictly increasing).
-    private var sealTimestamp: UInt64
-    /// The newest advertisement taken from each device (older ones are replays), as saved.
-    var seenAdvertisements: SeenAdvertisementsFile
+    /// What the agent makes of the advertisements it browses.
+    var intake: AdvertisementIntake
     /// Advertisements this agent cannot open (unpaired devices, or keys not yet learnt), by
     /// instance name.
-    var unreadable: [String: UnreadableService] = [:]
+    var unreadable: [String: UnreadableService] {
+        get { intake.unreadable }
+        set { intake.unreadable = newValue }
+    }
     /// When to connect to the senders of unreadable advertisements (bounded, backed off).
     var keyLearning = KeyLearning()
     /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
-    var resolveGenerations: [DeviceID: Int] = [:]
+    var resolveGenerations: [DeviceID: Int] { intake.resolveGenerations }
     /// The open pairing window (`handoff pair --accept`), if any.
     var pairingWindow: PairingWindow?
     /// The faults this agent injects now: `faults` from the configuration, changed by
     /// `handoff fault` (docs/FAULTS.md).
     public internal(set) var faults: FaultPlan
-    /// Continuations in flight, by activity ID, with the callers waiting for the same result.
-    var inFlight: [UUID: [CheckedContinuation<Result<ContinueResult, HandoffError>, Never>]] = [:]
-    /// Continuations by the caller's idempotency key: a retry after a lost reply is answered
-    /// from here and runs no handler again.
-    var ledger = IdempotencyLedger<Result<ContinueResult, HandoffError>, ContinuousClock.Instant>()
-    /// Callers retrying a key whose continuation is still running.
-    var keyWaiters: [String: [CheckedContinuation<Result<ContinueResult, HandoffError>, Never>]] = [:]
-    /// Apps connected to the control socket, by connection.
-    var apps: [UUID: (manifest: AppManifest, link: ControlLink)] = [:]
-    /// Apps the agent may start (config `appsDirectory`).
-    let launchable: [LaunchableApp]
-    /// Single-flight, per-device rate-limited app launches.
-    private var launchGate = LaunchGate<ContinuousClock.Instant>()
-    /// Callers waiting for an app to register, by bundle ID.
-    private var registrationWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-    /// Events waiting for an app's reply, by reply ID, with the connection they went to.
-    /// Apps' replies to events, by `replyID` (nil: no answer), and the connection each event went to.
-    private let replies = RequestCorrelator<UUID, AppReply?>()
-    private var replyLinks: [UUID: UUID] = [:]
+    /// Who asked for which continuation, and which answer each gets.
+    var continuations = ContinuationCoordinator()
+    /// The callers waiting for a continuation's answer, by caller ID.
+    let continuationAnswers = RequestCorrelator<UUID, Result<ContinueResult, HandoffError>>()
+    /// The apps on the control socket, and the apps the agent may start.
+    var registry: AppRegistry
+    /// The control connections of the registered apps.
+    var appLinks: [UUID: ControlLink] = [:]
+    /// The registered apps, by control connection, with their connections.
+    var apps: [UUID: (manifest: AppManifest, link: ControlLink)] {
+        registry.registered.reduce(into: [:]) { result, entry in
+            if let link = appLinks[entry.key] { result[entry.key] = (entry.value, link) }
+        }
+    }
+    /// Callers waiting for an app to register, by waiter ID.
+    let registrations = RequestCorrelator<UUID, Void>()
+    /// Apps' replies to events, by `replyID` (nil: no answer).
+    let replies = RequestCorrelator<UUID, AppReply?>()
     /// Continuations delivered to apps, newest last: where their activity came from, so the app
     /// can ask for continuation streams.
     var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
@@ -98,13 +103,18 @@ public actor Agent {
     ///   - port: the port the peer listener is bound to (advertised).
     ///   - transport: how to reach peers (``TCPPeerConnector`` in the daemon).
     ///   - security: the device identity and the paired devices.
-    ///   - clock: measures the sessions' deadlines; a manual clock in tests.
+    ///   - clock: measures every deadline and timer of the agent; a manual clock in tests.
+    ///   - wallClock: the date now (activities' expiry, advertisements' timestamps).
     public init(configuration: AgentConfiguration, port: Int, transport: any PeerTransport, logger: Logger,
-                launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock()) {
+                launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock(),
+                wallClock: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.clock = clock
+        let timeline = AgentTimeline(clock)
+        self.timeline = timeline
+        self.wallClock = wallClock
         self.faults = configuration.faults
-        self.launchable = launchable
+        self.registry = AppRegistry(launchable: launchable)
         self.port = port
         self.logger = logger
         self.security = security
@@ -119,19 +129,17 @@ public actor Agent {
             plaintext: ActivityAdvertisement(agentID: agentID, sequence: 0, current: nil, name: configuration.name)
                 .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes),
             pairingName: nil, key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName)
-        self.sealedFrom = sealInput
-        self.seenAdvertisements = SeenAdvertisementsFile(seen: security.initialSeen)
+        self.intake = AdvertisementIntake(ownDeviceID: security.identity.deviceID, seen: security.initialSeen, logger: logger)
         // Past the last record of our own that peers may have taken, even if the clock went back.
-        let ownLast = security.initialSeen.last[security.identity.deviceID]?.timestamp ?? 0
-        self.sealTimestamp = max(UInt64(max(0, Date().timeIntervalSince1970 * 1000)), ownLast &+ 1)
-        let initialTXT = sealInput.seal(timestamp: sealTimestamp, identity: security.identity)
-        self.advertisedTXT = initialTXT
+        let sealing = AdvertisementSealing(sealInput, identity: security.identity, now: wallClock(),
+                                           ownLast: security.initialSeen.last[security.identity.deviceID]?.timestamp ?? 0)
+        self.sealing = sealing
         self.advertiser = ServiceAdvertiser(
-            name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: initialTXT, logger: logger)
-        let pool = IdleConnectionPool(clock: ContinuousClock())
+            name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: sealing.txtRecord, logger: logger)
+        let pool = IdleConnectionPool(clock: timeline)
         self.fetchPool = pool
         self.client = ContinuationClient(
-            connector: transport, clock: ContinuousClock(), hello: hello,
+            connector: transport, clock: timeline, hello: hello,
             limits: FrameLimits(maxUserInfoBytes: configuration.limits.maxUserInfoBytes),
             timeouts: ContinuationTimeouts(connect: configuration.limits.connectTimeout, fetch: configuration.limits.fetchTimeout),
             pool: pool)
@@ -161,10 +169,15 @@ public actor Agent {
     }
 
     /// The TXT record the agent advertises now.
-    public var advertisedTXTRecord: [UInt8] { advertisedTXT }
+    public var advertisedTXTRecord: [UInt8] { sealing.txtRecord }
 
     /// Drops expired activities and updates the advertisement.
-    public func expireActivities(now: Date = Date()) {
+    public func expireActivities() {
+        expireActivities(now: wallClock())
+    }
+
+    /// Drops the activities expired at `now` and updates the advertisement.
+    public func expireActivities(now: Date) {
         let expired = store.removeExpired(at: now)
         for activity in expired {
             logger.info("activity expired", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
@@ -177,7 +190,12 @@ public actor Agent {
 
     /// Seals the current advertisement for the paired devices and publishes it, unless nothing
     /// changed (the activity, the pairing window, the advertising key or the registered instance name).
-    func refreshAdvertisement(now: Date = Date()) {
+    func refreshAdvertisement() {
+        refreshAdvertisement(now: wallClock())
+    }
+
+    /// Advertises what is current at `now`, sealed again if it changed (``AdvertisementSealing``).
+    func refreshAdvertisement(now: Date) {
         let current = store.current(at: now).map {
             ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
         }
@@ -185,152 +203,7 @@ public actor Agent {
             .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
         let input = SealInput(plaintext: plaintext, pairingName: pairingWindow == nil ? nil : configuration.name, key: trust.ownAdvertisingKey,
                               instanceName: advertiser.registeredName ?? instanceName)
-        guard input != sealedFrom else { return }
-        sealedFrom = input
-        sealTimestamp = max(UInt64(max(0, now.timeIntervalSince1970 * 1000)), sealTimestamp + 1)
-        let txt = input.seal(timestamp: sealTimestamp, identity: security.identity)
-        advertisedTXT = txt
-        advertiser.updateTXTRecord(txt)
-    }
-
-    // MARK: Apps
-
-    /// An app declared itself on a control connection; refused if its bundle ID is another live connection's (``AppOwnership``).
-    public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) {
-        if let refusal = AppOwnership.refusal(manifest, on: link.id, registered: apps.mapValues(\.manifest)) { throw refusal }
-        await link.register(manifest)
-        apps[link.id] = (manifest, link)
-        for waiter in registrationWaiters.removeValue(forKey: manifest.identity.bundleID) ?? [] { waiter.resume() }
-        logger.info("app registered", metadata: [
-            "handoff.app": "\(manifest.identity.bundleID)", "handoff.team": "\(manifest.identity.teamID)",
-            "handoff.types": "\(manifest.activityTypes.map(\.rawValue))",
-        ])
-    }
-
-    /// A control connection closed: its app is gone, its activities are resigned (as when an app
-    /// quits) and events waiting for its replies are answered with nothing.
-    public func controlConnectionClosed(_ link: ControlLink) {
-        if let app = apps.removeValue(forKey: link.id) {
-            logger.info("app disconnected", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
-        }
-        if let window = pairingWindow, window.link.id == link.id {
-            closePairingWindow(window.id, .failure(.handoffFailed("pairing was cancelled")))
-        }
-        let resigned = store.resignAll(ownedBy: link.id)
-        if !resigned.isEmpty { refreshAdvertisement() }
-        for (id, owner) in replyLinks where owner == link.id {
-            replyLinks.removeValue(forKey: id)
-            replies.resolve(id, with: nil)
-        }
-    }
-
-    /// An app answered an event, over `link` (when from a connection): the one the event went to, else 4608 (``AppOwnership``).
-    public func resolveReply(_ id: UUID, with reply: AppReply?, from link: UUID? = nil) throws(HandoffError) {
-        if let link, let owner = replyLinks[id], owner != link { throw AppOwnership.notYours(id, "answer") }
-        replyLinks.removeValue(forKey: id)
-        replies.resolve(id, with: reply)
-    }
-
-    /// Sends an event that needs an answer; nil when the app does not answer within `timeout`
-    /// (on the agent's clock), goes away, or the asking task is cancelled.
-    func ask(_ link: ControlLink, _ event: AppEvent, timeout: Duration) async -> AppReply? {
-        let replyID = UUID()
-        let message = AppEventMessage(event, replyID: replyID).json
-        _ = replies.open(replyID)  // before sending: an answer that comes at once is kept
-        replyLinks[replyID] = link.id
-        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<AppReply?, Never>) in
-            replies.wait(for: replyID, continuation)
-        } start: {
-            if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
-        } expire: {
-            try? await self.resolveReply(replyID, with: nil)
-        }
-    }
-
-    /// Suspends until the continuation that `register` stores is resumed. `start` runs alongside
-    /// (to send the request). After `timeout` on the agent's clock, or as soon as the waiting
-    /// task is cancelled (its connection closed), `expire` runs and must resume it if still
-    /// waiting. Whoever resumes removes the continuation from where `register` put it, so it
-    /// resumes once.
-    func waitForAnswer<T: Sendable>(
-        timeout: Duration,
-        register: (CheckedContinuation<T, Never>) -> Void,
-        start: @escaping @Sendable () async -> Void = {},
-        expire: @escaping @Sendable () async -> Void
-    ) async -> T {
-        await Deadline.watch(timeout, on: clock, expiresOnCancellation: true, onExpiry: expire) {
-            await withTaskGroup(of: Void.self) { group in
-                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-                    register(continuation)
-                    group.addTask { await start() }
-                }
-            }
-        }.value
-    }
-
-    /// Sends an event that needs no answer.
-    func tell(_ link: ControlLink, _ event: AppEvent) async {
-        await link.send(AppEventMessage(event).json)
-    }
-
-    /// The app that should continue an activity of `type` from `team`: it declares the type and
-    /// belongs to the same team. One that is not running but has a manifest in `appsDirectory`
-    /// is started first.
-    func app(for type: ActivityType, fromTeam team: String?) async -> (manifest: AppManifest, link: ControlLink)? {
-        if let running = runningApp(for: type, fromTeam: team) { return running }
-        guard let candidate = launchable.first(where: { $0.manifest.accepts(type, fromTeam: team) }) else { return nil }
-        await launch(candidate)
-        return runningApp(for: type, fromTeam: team)
-    }
-
-    private func runningApp(for type: ActivityType, fromTeam team: String?) -> (manifest: AppManifest, link: ControlLink)? {
-        apps.values.sorted { $0.manifest.identity.bundleID < $1.manifest.identity.bundleID }
-            .first { $0.manifest.accepts(type, fromTeam: team) }
-    }
-
-    /// Starts an app from its manifest and waits until it registers (at most limits.handlerTimeout).
-    /// One launch per app at a time (``LaunchGate``): a request while it starts waits for it; a
-    /// peer device (`device`) that has caused too many launches lately gets none.
-    func launch(_ app: LaunchableApp, forDevice device: DeviceID? = nil) async {
-        let bundleID = app.manifest.identity.bundleID
-        switch launchGate.request(bundleID, forDevice: device?.description, now: .now) {
-        case .join:
-            await waitForRegistration(of: bundleID)
-            return
-        case .refuse(let retryAfter):
-            logger.info("not launching an app: the device asked for too many launches", metadata: [
-                "handoff.app": "\(bundleID)", "handoff.device": "\(device?.shortID ?? "-")", "handoff.retryAfter": "\(retryAfter)",
-            ])
-            return
-        case .launch:
-            break
-        }
-        defer { launchGate.finished(bundleID) }
-        let pid: Int32
-        do {
-            let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
-            // Never stopped by the agent, not even at its shutdown; reaped when it exits (ChildProcess.start).
-            pid = try await ChildProcess.start(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
-        } catch {
-            logger.info("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
-            return
-        }
-        logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(pid)"])
-        await waitForRegistration(of: bundleID)
-    }
-
-    /// Waits until an app with this bundle ID registers, at most limits.handlerTimeout.
-    private func waitForRegistration(of bundleID: String) async {
-        if apps.values.contains(where: { $0.manifest.identity.bundleID == bundleID }) { return }
-        await waitForAnswer(timeout: configuration.limits.handlerTimeout) { (continuation: CheckedContinuation<Void, Never>) in
-            registrationWaiters[bundleID, default: []].append(continuation)
-        } expire: {
-            await self.stopWaiting(for: bundleID)
-        }
-    }
-
-    private func stopWaiting(for bundleID: String) {
-        for waiter in registrationWaiters.removeValue(forKey: bundleID) ?? [] { waiter.resume() }
+        if let txt = sealing.reseal(input, now: now) { advertiser.updateTXTRecord(txt) }
     }
 
     // MARK: Serving peers

@@ -113,6 +113,7 @@ struct HandoffDaemon: AsyncParsableCommand {
         // the DNS-SD goodbye before anything else shuts down.
         let group = ServiceGroup(configuration: .init(
             services: [
+                .init(service: agent.background),
                 .init(service: ExpiryService(agent: agent, clock: ContinuousClock())),
                 .init(service: FrameServerService(server: controlServer, logger: logger) { try await ControlSession.serve($0, agent: agent) }),
                 .init(service: FrameServerService(server: peerServer, logger: logger) { try await PeerSession.serve($0, agent: agent, logger: sessionLogger) }),

@@ -165,6 +165,7 @@ struct AdvertisementTrustTests {
             return Agent(configuration: configuration, port: 7123,
                          transport: UnitTestTransport(pinned: RefusingConnector(), configuration: configuration, security: security),
                          logger: quietLogger, security: security)
+                .runningBackgroundWork()
         }
         let old = Self.service("kitchen", TestPeer.seal(Sample.txt(agent: "peer-kitchen", seq: 1, current: Sample.activity(1, title: "Old")),
                                                         instanceName: "kitchen", timestamp: 7_000))

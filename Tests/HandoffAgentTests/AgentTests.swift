@@ -91,6 +91,17 @@ func makeAgent(connector: any PeerConnector = RefusingConnector(), clock: any Cl
     let security = try! AgentSecurity(identity: TestPeer.identity, trust: trust, stateDirectory: nil)
     return Agent(configuration: configuration, port: 7123, transport: UnitTestTransport(pinned: connector, configuration: configuration, security: security),
                  logger: quietLogger, security: security, clock: clock)
+        .runningBackgroundWork()
+}
+
+extension Agent {
+    /// Runs the agent's background service (continuations, timers) for the rest of the test
+    /// process, as handoffd's service group does.
+    nonisolated func runningBackgroundWork() -> Agent {
+        let work = background
+        Task { try? await work.run() }
+        return self
+    }
 }
 
 func peerService(name: String, agentID: String, seq: UInt64, offering activity: Activity?, addresses: [String] = ["127.0.0.1"], port: UInt16 = 7200) -> DiscoveredService {

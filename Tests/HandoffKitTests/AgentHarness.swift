@@ -52,6 +52,7 @@ final class AgentHarness: Sendable {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.peerServer.run(logger: logger) { try await PeerSession.serve($0, agent: agent, logger: logger) } }
             group.addTask { try await self.controlServer.run(logger: logger) { try await ControlSession.serve($0, agent: agent) } }
+            group.addTask { try await agent.background.run() }
         }
     }
 

@@ -29,8 +29,9 @@ public struct ActivityDispatcher: Sendable {
         self.logger = logger
     }
 
-    /// Runs the first handler for the activity's type that exits 0; else opens webpageURL;
-    /// else fails with 4608 saying what was tried. A handler with `streams` gets the continuation
+    /// Runs the steps of the activity's ``DeliveryPlan`` until one succeeds: the first handler
+    /// for its type that exits 0, else the URL opener for its webpageURL; else fails with 4608
+    /// saying what was tried (``DeliveryFailures``). A handler with `streams` gets the continuation
     /// streams on stdin/stdout when the activity supports them and `streams` can open them.
     public func deliver(_ activity: Activity, from peer: String,
                         streams: (@Sendable (_ command: [String], _ environment: [String: String]) async -> Result<CommandOutcome, HandoffError>)? = nil)
@@ -42,45 +43,40 @@ public struct ActivityDispatcher: Sendable {
             "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
             "HANDOFF_PEER": peer,
         ]
-        var tried: [String] = []
-        for handler in handlers where handler.accepts(activity.activityType) {
-            let outcome: CommandOutcome
-            if handler.streams, activity.supportsContinuationStreams, let streams {
-                var streamEnvironment = environment
-                streamEnvironment["HANDOFF_ACTIVITY"] = activity.json.serialized
-                switch await streams(handler.command, ChildEnvironment.current(adding: streamEnvironment)) {
-                case .success(let result): outcome = result
-                case .failure(let error):
-                    tried.append("handler \(handler.command.joined(separator: " ")): \(error.message)")
-                    continue
+        let plan = DeliveryPlan(activity, handlers: handlers, urlOpener: urlOpener, urlPolicy: urlPolicy, canOpenStreams: streams != nil)
+        var failures = DeliveryFailures()
+        for step in plan.steps {
+            switch step {
+            case .handler(let command, let onStreams):
+                let outcome: CommandOutcome
+                if onStreams, let streams {
+                    var streamEnvironment = environment
+                    streamEnvironment["HANDOFF_ACTIVITY"] = activity.json.serialized
+                    switch await streams(command, ChildEnvironment.current(adding: streamEnvironment)) {
+                    case .success(let result): outcome = result
+                    case .failure(let error):
+                        failures.failed("handler \(command.joined(separator: " ")): \(error.message)")
+                        continue
+                    }
+                } else {
+                    outcome = await runner.run(command, input: input, environment: environment, timeout: timeout)
                 }
-            } else {
-                outcome = await runner.run(handler.command, input: input, environment: environment, timeout: timeout)
-            }
-            logger.info("handler finished", metadata: [
-                "handoff.activity": "\(activity.activityType)", "handoff.command": "\(handler.command)", "handoff.outcome": "\(outcome.description)",
-            ])
-            if outcome.succeeded { return .success(Delivery(by: "handler", command: handler.command)) }
-            tried.append("handler \(handler.command.joined(separator: " ")) \(outcome.description)")
-        }
-        if let url = activity.webpageURL {
-            switch urlPolicy.webpageArgument(url) {
-            case .failure(let refused):
-                logger.info("web page URL not opened", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.url": "\(url.absoluteString)"])
-                // A refused URL is not "nothing to do": the person hears why.
-                if tried.isEmpty { return .failure(refused) }
-                tried.append(refused.message)
-            case .success(let argument):
-                let command = urlOpener + [argument]
+                logger.info("handler finished", metadata: [
+                    "handoff.activity": "\(activity.activityType)", "handoff.command": "\(command)", "handoff.outcome": "\(outcome.description)",
+                ])
+                if outcome.succeeded { return .success(Delivery(by: "handler", command: command)) }
+                failures.failed("handler \(command.joined(separator: " ")) \(outcome.description)")
+            case .openURL(let command):
                 let outcome = await runner.run(command, input: [], environment: environment, timeout: timeout)
                 if outcome.succeeded { return .success(Delivery(by: "urlOpener", command: command)) }
-                tried.append("urlOpener \(urlOpener.joined(separator: " ")) \(outcome.description)")
+                failures.failed("urlOpener \(urlOpener.joined(separator: " ")) \(outcome.description)")
+            case .refuseURL(let reason):
+                logger.info("web page URL not opened", metadata: [
+                    "handoff.activity": "\(activity.activityType)", "handoff.url": "\(activity.webpageURL?.absoluteString ?? "")",
+                ])
+                failures.refused(reason)
             }
         }
-        if tried.isEmpty {
-            return .failure(.handoffFailed(
-                "no handler takes \(activity.activityType) and the activity has no webpageURL. Add a handler for it to the config (handlers) and restart handoffd."))
-        }
-        return .failure(.handoffFailed("the activity was not handled: \(tried.joined(separator: "; "))."))
+        return .failure(failures.error(for: activity.activityType))
     }
 }

@@ -21,53 +21,40 @@ extension Agent {
     /// runs no handler. A continuation that failed before any handler ran may be retried with the
     /// same key. The continuation runs to its end even when the caller goes away.
     public func continueActivity(id: UUID, idempotencyKey: String? = nil) async -> Result<ContinueResult, HandoffError> {
-        guard let key = idempotencyKey else { return await continueOnce(id: id).result }
-        switch ledger.begin(key, activityID: id, now: .now) {
-        case .replay(let result):
-            logger.info("continuation replayed", metadata: ["handoff.id": "\(id)", "handoff.key": "\(key)"])
-            return Self.markedReplayed(result)
+        let caller = UUID()
+        switch continuations.request(id, idempotencyKey: idempotencyKey, caller: caller, now: timeline.now) {
+        case .replay(let outcome):
+            logger.info("continuation replayed", metadata: ["handoff.id": "\(id)", "handoff.key": "\(idempotencyKey ?? "")"])
+            return outcome
+        case .answer(let outcome):
+            return outcome
         case .wait:
-            return Self.markedReplayed(await withCheckedContinuation { keyWaiters[key, default: []].append($0) })
-        case .conflict(let other):
-            return .failure(.handoffFailed("idempotency key \(key) was used to continue activity \(other), not \(id); use a fresh key for each continuation"))
-        case .run:
-            let (result, handlerStarted) = await continueOnce(id: id)
-            ledger.finish(key, value: result, handlerStarted: handlerStarted, now: .now)
-            for waiter in keyWaiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
-            return result
+            // Opened before this actor suspends: no answer can come before it.
+            _ = continuationAnswers.open(caller)
+        case .start(let id):
+            _ = continuationAnswers.open(caller)
+            // In the background service, so that a caller that goes away (a closed control
+            // connection) does not cut the continuation short.
+            background.spawn { await self.runContinuation(id: id) } ifStopped: { [continuationAnswers] in
+                continuationAnswers.close(answering: .failure(.connectionUnavailable("handoffd is stopping; continue the activity once it runs again")))
+            }
         }
+        return await continuationAnswers.answer(for: caller)
     }
 
-    private static func markedReplayed(_ result: Result<ContinueResult, HandoffError>) -> Result<ContinueResult, HandoffError> {
-        result.map { first in
-            var replayed = first
-            replayed.replayed = true
-            return replayed
+    /// Runs one continuation and hands its result to everyone the coordinator says waits for it.
+    private func runContinuation(id: UUID) async {
+        let (outcome, handlerStarted) = await performContinuation(id: id)
+        for (caller, answer) in continuations.finished(id, outcome: outcome, handlerStarted: handlerStarted, now: timeline.now) {
+            continuationAnswers.resolve(caller, with: answer)
         }
-    }
-
-    /// One continuation, shared by concurrent callers for the same activity. It runs in its own
-    /// task so that a caller that goes away (a closed control connection) does not cut it short.
-    private func continueOnce(id: UUID) async -> (result: Result<ContinueResult, HandoffError>, handlerStarted: Bool) {
-        if inFlight[id] != nil {
-            return (await withCheckedContinuation { inFlight[id, default: []].append($0) }, true)
-        }
-        inFlight[id] = []
-        let (result, handlerStarted) = await Task.detached { await self.performContinuation(id: id) }.value
-        for waiter in inFlight.removeValue(forKey: id) ?? [] { waiter.resume(returning: result) }
-        return (result, handlerStarted)
     }
 
     private func performContinuation(id: UUID) async -> (Result<ContinueResult, HandoffError>, handlerStarted: Bool) {
-        guard let advertised = directory.peer(offering: id), let offered = advertised.advertisement.current else {
-            if let silent = directory.unreachablePeer(offering: id) {
-                return (.failure(.connectionUnavailable(Self.stoppedAnswering(silent.peer.name, activity: id, lastHeard: silent.lastHeard))), false)
-            }
-            if let gone = directory.departedPeer(offering: id) {
-                return (.failure(.connectionUnavailable(
-                    "\(gone.name), which offered activity \(id), has left the network (its agent stopped or its host went away). Continue it once \(gone.name) is back.")), false)
-            }
-            return (.failure(.handoffFailed("no peer offers activity \(id) now; `handoff list` shows the activities on offer")), false)
+        let advertised: PeerRecord, offered: ActivityAdvertisement.Current
+        switch ContinuationSource.find(id, in: directory, now: wallClock()) {
+        case .failure(let error): return (.failure(error), false)
+        case .success(let source): (advertised, offered) = source
         }
         let request = FetchRequest(activityID: id, continuationID: UUID())
         // Apps and handlers are told the name this host gave the device when pairing, not the
@@ -105,21 +92,12 @@ extension Agent {
         case .success(let value): fetched = value
         }
         let activity = fetched.activity
-        // What arrives must be what was advertised: `handoff list` showed this type, and its
-        // handler or app is the one that runs.
-        guard activity.activityType == offered.activityType else {
-            return .failure(.handoffFailed(
-                "the activity from \(peer.name) is of type \(UntrustedText.escaped(activity.activityType.rawValue)), not the \(offered.activityType) it advertised; it was not delivered"))
-        }
-        guard activity.isOffered(at: Date()) else {
-            return .failure(.handoffFailed("activity \(activity.activityType) from \(peer.name) expired before it could be continued"))
+        if let problem = FetchedActivityCheck.problem(activity, sourceTeam: fetched.source?.teamID, offered: offered, from: peer.name,
+                                                      app: app?.manifest, now: wallClock()) {
+            return .failure(problem)
         }
         var response = ContinueResult(peer: peer.name, continuationID: request.continuationID, activity: activity.json, by: "")
         if let app {
-            // The advertisement chose the app; the activity itself must agree.
-            guard app.manifest.accepts(activity.activityType, fromTeam: fetched.source?.teamID) else {
-                return .failure(.handoffFailed("the activity from \(peer.name) does not match what it advertised (type or team); it was not delivered"))
-            }
             let continuing = AppEvent.Continuing(continuationID: request.continuationID, activityType: activity.activityType.rawValue, peer: peer.name)
             handlerStarted = true
             // Recorded before the app hears of it: an app may open streams (openStreams, by this

@@ -48,21 +48,8 @@ extension Agent {
             fetchPool.discard { $0.expectedIdentity == deviceID.bytes }
             logger.info("peer unreachable", metadata: [
                 "handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)",
-                "handoff.lastHeard": "\(lastHeard.map { Self.describe($0) } ?? "never")",
+                "handoff.lastHeard": "\(lastHeard.map { ContinuationSource.describe($0, now: wallClock()) } ?? "never")",
             ])
         }
-    }
-
-    /// The 4609 message for an activity of a peer that stopped answering.
-    static func stoppedAnswering(_ name: String, activity id: UUID, lastHeard: Date?, now: Date = Date()) -> String {
-        let when = lastHeard.map { "it was last heard from \(describe($0, now: now))" } ?? "it has not answered since this agent started"
-        return "\(name), which offered activity \(id), stopped answering (its agent crashed or its host was cut off); \(when). "
-            + "Continue it once `handoff peers` shows \(name) reachable again."
-    }
-
-    static func describe(_ date: Date, now: Date = Date()) -> String {
-        let ago = max(0, now.timeIntervalSince(date))
-        let seconds = (ago * 10).rounded() / 10
-        return "\(seconds) s ago, at \(date.ISO8601Format())"
     }
 }

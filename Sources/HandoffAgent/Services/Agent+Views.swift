@@ -12,7 +12,7 @@ extension Agent {
 
     /// `handoff status`.
     public func status() -> AgentStatus {
-        let now = Date()
+        let now = wallClock()
         return AgentStatus(
             name: configuration.name, deviceID: deviceID.description, registeredName: advertiser.registeredName,
             pairedDevices: trust.devices.count, pairing: pairingWindow != nil, agentID: agentID, port: port,

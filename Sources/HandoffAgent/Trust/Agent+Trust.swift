@@ -23,25 +23,6 @@ struct SealInput: Sendable, Equatable {
     }
 }
 
-/// A sealed advertisement the agent cannot open, and what it learnt by connecting to its sender.
-struct UnreadableService: Sendable {
-    var service: DiscoveredService
-    /// Who answered at its address, once asked.
-    var deviceID: DeviceID?
-    /// When the agent last connected to learn the key.
-    var askedAt: ContinuousClock.Instant?
-
-    var endpoint: PeerEndpoint { PeerEndpoint(host: service.addresses.first ?? service.hostTarget, port: Int(service.port)) }
-    var pairingName: String? { try? SealedAdvertisement.parse(txtRecord: service.txtRecord).pairingName }
-}
-
-/// The agent's state for learning advertising keys: the probe schedule and its pending wake-up.
-struct KeyLearning: Sendable {
-    var schedule = KeyProbeSchedule<ContinuousClock.Instant>()
-    /// When a task will call ``Agent/askUnreadable()`` again, if one is sleeping.
-    var wakeAt: ContinuousClock.Instant?
-}
-
 /// `handoff pair --accept`: open for one pairing attempt, until it ends or times out.
 struct PairingWindow: Sendable {
     let id: UUID
@@ -122,7 +103,7 @@ extension Agent {
         try commit(next)
         let closed = security.registry.closeAll(for: id)
         for name in directory.removeAll(deviceID: id) { unreadable.removeValue(forKey: name) }
-        if seenAdvertisements.seen.forget(id) { seenAdvertisementsChanged() }
+        perform(intake.forget(id, now: timeline.now))
         refreshAdvertisement()
         logger.info("device unpaired", metadata: ["handoff.device": "\(id.shortID)", "handoff.closed": "\(closed)"])
         return TrustChange(deviceID: id.description, name: removed?.name ?? id.shortID, closedConnections: closed)
@@ -155,7 +136,7 @@ extension Agent {
     }
 
     /// Drops a device's instances from the directory (as departed): it unpaired this device.
-    private func forgetAdvertisements(of id: DeviceID) {
+    func forgetAdvertisements(of id: DeviceID) {
         for peer in directory.all where peer.deviceID == id {
             if directory.remove(name: peer.instanceName) != nil { logger.info("peer gone: it unpaired this device", metadata: ["handoff.peer": "\(peer.name)"]) }
         }
@@ -170,90 +151,6 @@ extension Agent {
     private func askEveryUnreadable() {
         keyLearning.schedule.trustChanged { trust.isPaired($0) }
         askUnreadable()
-    }
-
-    // MARK: Learning advertising keys
-
-    /// An advertisement could not be opened: connects to the senders of unreadable
-    /// advertisements that ``KeyProbeSchedule`` allows now.
-    func learnKey(ofInstance name: String) {
-        askUnreadable()
-    }
-
-    /// Connects to the senders of unreadable advertisements to learn their keys: if one is a
-    /// paired device, the two exchange advertising keys over TLS. Bounded by
-    /// ``KeyProbeSchedule`` (a shared rate, backoff per endpoint, a device known to be unpaired
-    /// not again until the paired devices change); wakes itself when more become due.
-    func askUnreadable() {
-        let now = ContinuousClock.now
-        var byEndpoint: [KeyProbeSchedule<ContinuousClock.Instant>.Endpoint: String] = [:]
-        for (name, entry) in unreadable {
-            byEndpoint[.init(host: entry.endpoint.host, port: entry.endpoint.port)] = name
-        }
-        let (ask, nextCheck) = keyLearning.schedule.due(Array(byEndpoint.keys), now: now)
-        for endpoint in ask {
-            guard let name = byEndpoint[endpoint] else { continue }
-            unreadable[name]?.askedAt = now
-            Task { await self.exchangeKeys(instance: name, endpoint: PeerEndpoint(host: endpoint.host, port: endpoint.port)) }
-        }
-        guard let nextCheck else { return }
-        let wake = now + nextCheck
-        if let pending = keyLearning.wakeAt, pending <= wake { return }
-        keyLearning.wakeAt = wake
-        Task { [weak self] in
-            try? await Task.sleep(until: wake)
-            await self?.keyProbesWoke(at: wake)
-        }
-    }
-
-    private func keyProbesWoke(at wake: ContinuousClock.Instant) {
-        guard keyLearning.wakeAt == wake else { return }
-        keyLearning.wakeAt = nil
-        askUnreadable()
-    }
-
-    private func exchangeKeys(instance name: String, endpoint: PeerEndpoint) async {
-        let probed = KeyProbeSchedule<ContinuousClock.Instant>.Endpoint(host: endpoint.host, port: endpoint.port)
-        let connection: any UnpinnedFrameConnection
-        do { connection = try await transport.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
-            logger.debug("cannot ask for an advertising key", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
-            keyLearning.schedule.finished(probed, answeredBy: nil, isPaired: false, now: .now)
-            return
-        }
-        // At the deadline the connection closes, which ends the exchange wherever it waits.
-        _ = await Deadline.watch(configuration.limits.fetchTimeout, on: clock, onExpiry: { await connection.close() }) {
-            await exchangeKeys(over: connection, instance: name, probed: probed)
-        }
-    }
-
-    private func exchangeKeys(over connection: any UnpinnedFrameConnection, instance name: String,
-                              probed: KeyProbeSchedule<ContinuousClock.Instant>.Endpoint) async {
-        let id = connection.provenIdentity?.device
-        keyLearning.schedule.finished(probed, answeredBy: id, isPaired: id.map { trust.isPaired($0) } ?? false, now: .now)
-        guard let id else { return await connection.close() }
-        unreadable[name]?.deviceID = id
-        guard trust.isPaired(id) else { return await connection.close() }
-        do {
-            try await connection.send([PeerMessage.hello(hello).frame, PeerMessage.keys(advertisingKey: trust.ownAdvertisingKey.bytes).frame])
-            while let frame = try await connection.receive() {
-                switch try PeerMessage(frame: frame) {
-                case .hello: continue
-                case .keys(let key):
-                    _ = receivedAdvertisingKey(key, from: id, certificateDER: connection.provenIdentity?.certificateDER)
-                    logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
-                case .error(_, let message):
-                    logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
-                    // It no longer pairs with this device (it said so over TLS with its own
-                    // certificate): what it advertised before can no longer be followed.
-                    forgetAdvertisements(of: id)
-                default: break
-                }
-                break
-            }
-        } catch {
-            logger.debug("key exchange failed", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
-        }
-        await connection.close()
     }
 
     // MARK: Pairing

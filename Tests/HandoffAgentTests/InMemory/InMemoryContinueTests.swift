@@ -110,18 +110,23 @@ struct InMemoryContinueTests {
         }
     }
 
-    @Test("payloadDelayMs on alpha: bravo gives up after its fetchTimeout with 4610")
+    @Test("payloadDelayMs on alpha: bravo gives up at its fetchTimeout, on its clock, with 4610")
     func payloadDelay() async throws {
-        // bravo's continuation client measures fetchTimeout on the continuous clock (Agent.init):
-        // a short one keeps the test short.
-        let hosts = Hosts(bravo: { $0.limits.fetchTimeout = .milliseconds(50) })
+        let hosts = Hosts()
         try await hosts.run { editorApp in
             let note = try await hosts.publishNote(editorApp)
             _ = try await hosts.alpha.agent.changeFaults(set: .object(["payloadDelayMs": .integer(3000)]), clear: nil).get()
-            let failed = await hosts.bravo.agent.continueActivity(id: note.identifier)
-            #expect(failed.error?.code.rawValue == 4610, "\(failed)")
+            let fetchTimeout = await hosts.bravo.agent.configuration.limits.fetchTimeout
+            let start = hosts.bravo.clock.now
+            async let failed = hosts.bravo.agent.continueActivity(id: note.identifier)
+            // alpha holds the payload back on its own clock; bravo's deadline passes on bravo's.
+            try await hosts.alpha.clock.waitForSleepers(count: 1)
+            try await hosts.bravo.clock.waitForSleeper(until: start.advanced(by: fetchTimeout))
+            hosts.bravo.clock.advance(by: fetchTimeout)
+            let result = await failed
+            #expect(result.error?.code.rawValue == 4610, "\(result)")
             #expect(await eventually { hosts.viewer.events.contains(.didFail(NotesApp.type, code: 4610)) })
-            // alpha's session still waits out the delay on its manual clock: let it go.
+            // alpha's session still waits out the delay: let it go.
             hosts.alpha.clock.advance(by: .seconds(3))
             _ = try await hosts.alpha.agent.changeFaults(set: nil, clear: .all).get()
             #expect(try await hosts.bravo.agent.continueActivity(id: note.identifier).get().by == "app")

@@ -54,10 +54,12 @@ final class InMemoryHost: Sendable {
         controlConnections = AsyncStream.makeStream(of: InMemoryPeerConnection.self)
     }
 
-    /// Serves peer connections and apps' control connections until cancelled.
+    /// Runs the agent's background work and serves peer connections and apps' control
+    /// connections, until cancelled: what handoffd's service group runs, but discovery.
     func serve() async {
         let agent = agent
         await withDiscardingTaskGroup { group in
+            group.addTask { try? await agent.background.run() }
             group.addTask {
                 await withDiscardingTaskGroup { sessions in
                     for await accepted in self.listener.connections {

@@ -1,0 +1,156 @@
+import HandoffCore
+import HandoffTrust
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension Agent {
+    // MARK: Apps: the shell of ``AppRegistry``
+
+    /// Apps the agent may start (config `appsDirectory`).
+    var launchable: [LaunchableApp] { registry.launchable }
+
+    /// An app declared itself on a control connection; refused if its bundle ID is another live connection's (``AppOwnership``).
+    public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) {
+        let waiters: [UUID]
+        switch registry.register(manifest, on: link.id) {
+        case .failure(let refusal): throw refusal
+        case .success(let waiting): waiters = waiting
+        }
+        appLinks[link.id] = link
+        await link.register(manifest)
+        for waiter in waiters { registrations.resolve(waiter, with: ()) }
+        logger.info("app registered", metadata: [
+            "handoff.app": "\(manifest.identity.bundleID)", "handoff.team": "\(manifest.identity.teamID)",
+            "handoff.types": "\(manifest.activityTypes.map(\.rawValue))",
+        ])
+    }
+
+    /// A control connection closed: its app is gone, its activities are resigned (as when an app
+    /// quits) and events waiting for its replies are answered with nothing.
+    public func controlConnectionClosed(_ link: ControlLink) {
+        let (app, unanswered) = registry.disconnected(link.id)
+        appLinks.removeValue(forKey: link.id)
+        if let app { logger.info("app disconnected", metadata: ["handoff.app": "\(app.identity.bundleID)"]) }
+        if let window = pairingWindow, window.link.id == link.id {
+            closePairingWindow(window.id, .failure(.handoffFailed("pairing was cancelled")))
+        }
+        let resigned = store.resignAll(ownedBy: link.id)
+        if !resigned.isEmpty { refreshAdvertisement() }
+        for id in unanswered { replies.resolve(id, with: nil) }
+    }
+
+    /// An app answered an event, over `link` (when from a connection): the one the event went to, else 4608 (``AppOwnership``).
+    public func resolveReply(_ id: UUID, with reply: AppReply?, from link: UUID? = nil) throws(HandoffError) {
+        if let refusal = registry.replyArrived(id, over: link) { throw refusal }
+        replies.resolve(id, with: reply)
+    }
+
+    /// Sends an event that needs an answer; nil when the app does not answer within `timeout`
+    /// (on the agent's clock), goes away, or the asking task is cancelled.
+    func ask(_ link: ControlLink, _ event: AppEvent, timeout: Duration) async -> AppReply? {
+        let replyID = UUID()
+        let message = AppEventMessage(event, replyID: replyID).json
+        _ = replies.open(replyID)  // before sending: an answer that comes at once is kept
+        registry.expectReply(replyID, from: link.id)
+        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<AppReply?, Never>) in
+            replies.wait(for: replyID, continuation)
+        } start: {
+            if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
+        } expire: {
+            try? await self.resolveReply(replyID, with: nil)
+        }
+    }
+
+    /// Suspends until the continuation that `register` stores is resumed. `start` runs alongside
+    /// (to send the request). After `timeout` on the agent's clock, or as soon as the waiting
+    /// task is cancelled (its connection closed), `expire` runs and must resume it if still
+    /// waiting. Whoever resumes removes the continuation from where `register` put it, so it
+    /// resumes once.
+    func waitForAnswer<T: Sendable>(
+        timeout: Duration,
+        register: (CheckedContinuation<T, Never>) -> Void,
+        start: @escaping @Sendable () async -> Void = {},
+        expire: @escaping @Sendable () async -> Void
+    ) async -> T {
+        await Deadline.watch(timeout, on: clock, expiresOnCancellation: true, onExpiry: expire) {
+            await withTaskGroup(of: Void.self) { group in
+                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                    register(continuation)
+                    group.addTask { await start() }
+                }
+            }
+        }.value
+    }
+
+    /// Sends an event that needs no answer.
+    func tell(_ link: ControlLink, _ event: AppEvent) async {
+        await link.send(AppEventMessage(event).json)
+    }
+
+    /// The app that should continue an activity of `type` from `team` (``AppRegistry/route(_:fromTeam:)``):
+    /// one that is not running but has a manifest in `appsDirectory` is started first.
+    func app(for type: ActivityType, fromTeam team: String?) async -> (manifest: AppManifest, link: ControlLink)? {
+        switch registry.route(type, fromTeam: team) {
+        case .none:
+            return nil
+        case .running(let connection, let manifest):
+            return appLinks[connection].map { (manifest, $0) }
+        case .launch(let candidate):
+            await launch(candidate)
+            guard case .running(let connection, let manifest) = registry.route(type, fromTeam: team) else { return nil }
+            return appLinks[connection].map { (manifest, $0) }
+        }
+    }
+
+    /// Starts an app from its manifest and waits until it registers (at most limits.handlerTimeout).
+    /// One launch per app at a time (``LaunchGate``): a request while it starts waits for it; a
+    /// peer device (`device`) that has caused too many launches lately gets none.
+    func launch(_ app: LaunchableApp, forDevice device: DeviceID? = nil) async {
+        let bundleID = app.manifest.identity.bundleID
+        switch registry.requestLaunch(bundleID, forDevice: device?.description, now: timeline.now) {
+        case .join:
+            await waitForRegistration(of: bundleID)
+            return
+        case .refuse(let retryAfter):
+            logger.info("not launching an app: the device asked for too many launches", metadata: [
+                "handoff.app": "\(bundleID)", "handoff.device": "\(device?.shortID ?? "-")", "handoff.retryAfter": "\(retryAfter)",
+            ])
+            return
+        case .launch:
+            break
+        }
+        defer { registry.launchEnded(bundleID) }
+        let pid: Int32
+        do {
+            let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
+            // Never stopped by the agent, not even at its shutdown; reaped when it exits (ChildProcess.start).
+            pid = try await ChildProcess.start(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
+        } catch {
+            logger.info("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
+            return
+        }
+        logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(pid)"])
+        await waitForRegistration(of: bundleID)
+    }
+
+    /// Waits until an app with this bundle ID registers, at most limits.handlerTimeout. When the
+    /// time is up, every caller waiting for it stops waiting.
+    func waitForRegistration(of bundleID: String) async {
+        let waiter = UUID()
+        guard registry.awaitRegistration(of: bundleID, by: waiter) else { return }
+        _ = registrations.open(waiter)
+        await waitForAnswer(timeout: configuration.limits.handlerTimeout) { (continuation: CheckedContinuation<Void, Never>) in
+            registrations.wait(for: waiter, continuation)
+        } expire: {
+            await self.stopWaiting(for: bundleID)
+        }
+    }
+
+    private func stopWaiting(for bundleID: String) {
+        for waiter in registry.stopWaiting(for: bundleID) { registrations.resolve(waiter, with: ()) }
+    }
+}

@@ -1,0 +1,174 @@
+import HandoffCore
+import HandoffDiscovery
+import HandoffTrust
+import Logging
+
+/// What the agent believes of the advertisements it browses, as a pure value: which records it
+/// takes, which it keeps aside, and what it must do about them. The agent gives it each DNS-SD
+/// event with the paired devices and its directory of peers; it updates the directory and
+/// returns directives (learn keys, save the seen records now or later), which the agent carries out.
+///
+/// - A sealed record is opened with the paired devices' advertising keys, and taken only when
+///   signed by the device whose key opened it (``SealedAdvertisement/open(_:instanceName:senders:)``)
+///   and fresh (``SeenAdvertisements``), never at the cost of a peer already verified on that instance.
+/// - A record that cannot be opened (an unpaired device, or a key not learnt yet) is kept aside,
+///   and its sender asked for its key.
+/// - A goodbye for a paired peer that liveness still finds answering keeps the peer: anyone on the
+///   LAN can send a goodbye for any instance name.
+struct AdvertisementIntake: Sendable {
+    /// What the agent must do after an event.
+    enum Directive: Sendable, Equatable {
+        /// Ask the senders of unreadable advertisements for their keys (``KeyProbeSchedule`` decides whom).
+        case learnKeys
+        /// Write the seen advertisements to the state directory now.
+        case saveSeenNow
+        /// Write them at this instant (a write happened within ``saveInterval``).
+        case saveSeen(at: AgentInstant)
+    }
+
+    /// How often, at most, the seen advertisements are written: a change within this time of the
+    /// last write is written when the time is up. A crash loses at most this much (a record taken
+    /// in the last two seconds could be taken again after a restart, but no older one).
+    static let saveInterval: Duration = .seconds(2)
+
+    /// This device, whose own records only move its timestamp on.
+    let ownDeviceID: DeviceID
+    let logger: Logger
+    /// The newest advertisement taken from each device (older ones are replays).
+    var seen: SeenAdvertisements
+    /// Advertisements this agent cannot open, by instance name.
+    var unreadable: [String: UnreadableService] = [:]
+    /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
+    var resolveGenerations: [DeviceID: Int] = [:]
+    /// When the seen advertisements were last written, and whether a write is scheduled.
+    private(set) var savedAt: AgentInstant?
+    private(set) var saveScheduled = false
+
+    init(ownDeviceID: DeviceID, seen: SeenAdvertisements, logger: Logger) {
+        self.ownDeviceID = ownDeviceID
+        self.seen = seen
+        self.logger = logger
+    }
+
+    /// A service was resolved (or its TXT record changed).
+    mutating func resolved(_ service: DiscoveredService, senders: [SealedAdvertisement.Sender], isPaired: (DeviceID) -> Bool,
+                           directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
+        let name = service.instanceName
+        let sealed: SealedAdvertisement.Public
+        do { sealed = try SealedAdvertisement.parse(txtRecord: service.txtRecord) } catch {
+            unreadable.removeValue(forKey: name)
+            if let kept = Self.verifiedPeer(instance: name, directory, isPaired) {
+                logger.warning("ignoring a record that is not a readable handoff advertisement on a paired peer's instance; keeping the peer", metadata: [
+                    "handoff.peer": "\(kept.name)", "handoff.reason": "\(error)",
+                ])
+                return []
+            }
+            if directory.remove(name: name) != nil { logger.info("peer gone", metadata: ["handoff.peer": "\(name)"]) }
+            logger.debug("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(error)"])
+            return []
+        }
+        switch SealedAdvertisement.open(sealed, instanceName: name, senders: senders) {
+        case .opened(let opened):
+            unreadable.removeValue(forKey: name)
+            return take(opened, from: service, directory: &directory, now: now)
+        case .forged(let claimed):
+            // Sealed with a paired device's key but not signed by it: another holder of the key
+            // (a paired device gone bad), or a genuine record moved to another instance name.
+            logger.warning("ignoring a forged advertisement: it is sealed with a paired device's key but not signed by that device for this instance", metadata: [
+                "handoff.peer": "\(name)", "handoff.device": "\(claimed.shortID)", "handoff.address": "\(service.addresses)",
+            ])
+            return []
+        case .unverified, .unreadable:
+            // A key not learnt yet (or rotated), or an unpaired device. A peer verified on this
+            // instance keeps what it said until its device is heard from again: a stranger's record
+            // for the same name must not remove it. The key is asked for, as it may have rotated.
+            let isNew = unreadable[name] == nil
+            unreadable[name, default: UnreadableService(service: service)].service = service
+            if let kept = Self.verifiedPeer(instance: name, directory, isPaired) {
+                logger.info("kept a paired peer whose instance now carries a record this agent cannot verify; asking for its key", metadata: [
+                    "handoff.peer": "\(kept.name)",
+                ])
+            } else if isNew {
+                logger.debug("sealed advertisement from an unknown device", metadata: ["handoff.peer": "\(name)"])
+            }
+            return [.learnKeys]
+        }
+    }
+
+    /// A DNS-SD goodbye (or expiry) for an instance. A paired peer that liveness still finds
+    /// answering is kept until liveness finds it gone: only the device can answer a ping pinned
+    /// to its certificate.
+    mutating func removed(_ name: String, isPaired: (DeviceID) -> Bool, directory: inout PeerDirectory) {
+        unreadable.removeValue(forKey: name)
+        if let peer = Self.verifiedPeer(instance: name, directory, isPaired), directory.isReachable(peer), directory.keepAfterGoodbye(name: name) {
+            logger.info("goodbye for a paired peer that still answers: kept until liveness finds it gone", metadata: ["handoff.peer": "\(peer.name)"])
+            return
+        }
+        if let peer = directory.remove(name: name) { logger.info("peer gone", metadata: ["handoff.peer": "\(peer.name)"]) }
+    }
+
+    /// A device is no longer paired: its records are forgotten.
+    mutating func forget(_ id: DeviceID, now: AgentInstant) -> [Directive] {
+        seen.forget(id) ? seenChanged(now: now) : []
+    }
+
+    /// The seen advertisements changed: write them now, or at the end of ``saveInterval`` after
+    /// the last write (once).
+    mutating func seenChanged(now: AgentInstant) -> [Directive] {
+        if let savedAt, savedAt.duration(to: now) < Self.saveInterval {
+            guard !saveScheduled else { return [] }
+            saveScheduled = true
+            return [.saveSeen(at: savedAt.advanced(by: Self.saveInterval))]
+        }
+        return [.saveSeenNow]
+    }
+
+    /// The seen advertisements are being written now.
+    mutating func saving(now: AgentInstant) {
+        saveScheduled = false
+        savedAt = now
+    }
+
+    /// Takes a verified record, unless it is a replay.
+    private mutating func take(_ opened: SealedAdvertisement.Opened, from service: DiscoveredService,
+                               directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
+        let name = service.instanceName
+        var directives: [Directive] = []
+        switch seen.admit(opened.deviceID, timestamp: opened.timestamp, instanceName: name) {
+        case .replay(let last):
+            logger.info("ignoring a replayed advertisement", metadata: [
+                "handoff.peer": "\(name)", "handoff.device": "\(opened.deviceID.shortID)",
+                "handoff.timestamp": "\(opened.timestamp)", "handoff.last": "\(last.timestamp)",
+            ])
+            return []
+        case .fresh:
+            directives = seenChanged(now: now)
+        case .sameRecord:
+            break
+        }
+        // Our own record, seen by our own browser: only its timestamp matters.
+        guard opened.deviceID != ownDeviceID else { return directives }
+        resolveGenerations[opened.deviceID, default: 0] += 1
+        let update = directory.update(
+            name: name, hostTarget: service.hostTarget, addresses: service.addresses,
+            port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID)
+        switch update {
+        case .added, .changed:
+            logger.info("peer \(update == .added ? "found" : "updated")", metadata: [
+                "handoff.peer": "\(directory.peer(named: name)?.name ?? name)",
+                "handoff.device": "\(opened.deviceID.shortID)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
+            ])
+        case .ignored(let why):
+            logger.info("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(why)"])
+        case .unchanged, .ownAdvertisement:
+            break
+        }
+        return directives
+    }
+
+    /// The peer of a paired device that a verified record put on this instance, if any.
+    static func verifiedPeer(instance name: String, _ directory: PeerDirectory, _ isPaired: (DeviceID) -> Bool) -> PeerRecord? {
+        guard let peer = directory.peer(instance: name), let id = peer.deviceID, isPaired(id) else { return nil }
+        return peer
+    }
+}

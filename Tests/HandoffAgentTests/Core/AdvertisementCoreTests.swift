@@ -1,0 +1,84 @@
+import Foundation
+import HandoffCore
+import HandoffDiscovery
+import HandoffTrust
+import Testing
+
+@testable import HandoffAgent
+
+@Suite("AdvertisementIntake and AdvertisementSealing")
+struct AdvertisementCoreTests {
+    let t0 = AgentInstant(sinceStart: .seconds(100))
+    let senders = [SealedAdvertisement.Sender(deviceID: TestPeer.deviceID, advertisingKey: TestPeer.key, publicKey: TestPeer.peerIdentity.publicKey)]
+
+    func intake() -> AdvertisementIntake {
+        AdvertisementIntake(ownDeviceID: TestPeer.identity.deviceID, seen: SeenAdvertisements(), logger: quietLogger)
+    }
+
+    func record(_ n: Int, timestamp: UInt64, instance: String = "kitchen") -> DiscoveredService {
+        let txt = TestPeer.seal(Sample.txt(agent: "peer-kitchen", seq: UInt64(n), current: Sample.activity(n)), instanceName: instance, timestamp: timestamp)
+        return AdvertisementTrustTests.service(instance, txt)
+    }
+
+    @Test("a fresh record of a paired device is taken and saved; an older one is a replay and changes nothing")
+    func freshAndReplay() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        let r1 = intake.resolved(record(2, timestamp: 2_000), senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        #expect(r1
+            == [.saveSeenNow])
+        intake.saving(now: t0)
+        #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(2))
+        let r2 = intake.resolved(record(1, timestamp: 1_000), senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        #expect(r2 == [])
+        #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(2))
+        #expect(intake.resolveGenerations[TestPeer.deviceID] == 1)
+    }
+
+    @Test("a second change within the save interval is saved once, when the interval is up")
+    func saveSchedule() {
+        var intake = intake()
+        let r3 = intake.seenChanged(now: t0)
+        #expect(r3 == [.saveSeenNow])
+        intake.saving(now: t0)
+        let soon = t0.advanced(by: .milliseconds(500))
+        let r4 = intake.seenChanged(now: soon)
+        #expect(r4 == [.saveSeen(at: t0.advanced(by: AdvertisementIntake.saveInterval))])
+        let r5 = intake.seenChanged(now: soon)
+        #expect(r5 == [], "already scheduled")
+        intake.saving(now: t0.advanced(by: .seconds(2)))
+        let r6 = intake.seenChanged(now: t0.advanced(by: .seconds(5)))
+        #expect(r6 == [.saveSeenNow])
+    }
+
+    @Test("a record no paired key opens is kept aside and its key asked for; a goodbye forgets it")
+    func unreadable() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        let r7 = intake.resolved(record(1, timestamp: 1_000), senders: [], isPaired: { _ in false }, directory: &directory, now: t0)
+        #expect(r7 == [.learnKeys])
+        #expect(intake.unreadable["kitchen"] != nil)
+        #expect(directory.all.isEmpty)
+        intake.removed("kitchen", isPaired: { _ in false }, directory: &directory)
+        #expect(intake.unreadable.isEmpty)
+    }
+
+    @Test("each seal's timestamp is later than the last, even when the wall clock goes back; an unchanged input is not sealed again")
+    func sealing() throws {
+        let input = SealInput(plaintext: Sample.txt(agent: "me", seq: 0, current: nil), pairingName: nil, key: AdvertisingKey.random(),
+                              instanceName: "handoff-me")
+        var sealing = AdvertisementSealing(input, identity: TestPeer.identity, now: Sample.now, ownLast: 0)
+        let first = sealing.timestamp
+        #expect(first == UInt64(Sample.now.timeIntervalSince1970 * 1000))
+        let r8 = sealing.reseal(input, now: Sample.now)
+        #expect(r8 == nil)
+        var changed = input
+        changed.plaintext = Sample.txt(agent: "me", seq: 1, current: Sample.activity(1))
+        let r9 = sealing.reseal(changed, now: Sample.now.addingTimeInterval(-3600))
+        #expect(r9 != nil)
+        #expect(sealing.timestamp == first + 1)
+        // After a restart, past the newest record peers may hold.
+        let restarted = AdvertisementSealing(input, identity: TestPeer.identity, now: Sample.now, ownLast: first + 10)
+        #expect(restarted.timestamp == first + 11)
+    }
+}
