@@ -125,10 +125,8 @@ public actor Agent {
         self.instanceName = "handoff-" + agentID.prefix(12)
         self.hello = PeerHello(agentID: agentID, name: configuration.name)
         self.directory = PeerDirectory(ownAgentID: agentID)
-        let sealInput = SealInput(
-            plaintext: ActivityAdvertisement(agentID: agentID, sequence: 0, current: nil, name: configuration.name)
-                .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes),
-            pairingName: nil, key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName)
+        let sealInput = AdvertisementSealing.input(ActivityStore(), agentID: agentID, name: configuration.name, pairingOpen: false,
+                                                   key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName, now: wallClock())
         self.intake = AdvertisementIntake(ownDeviceID: security.identity.deviceID, seen: security.initialSeen, logger: logger)
         // Past the last record of our own that peers may have taken, even if the clock went back.
         let sealing = AdvertisementSealing(sealInput, identity: security.identity, now: wallClock(),
@@ -196,13 +194,8 @@ public actor Agent {
 
     /// Advertises what is current at `now`, sealed again if it changed (``AdvertisementSealing``).
     func refreshAdvertisement(now: Date) {
-        let current = store.current(at: now).map {
-            ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
-        }
-        let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: configuration.name)
-            .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
-        let input = SealInput(plaintext: plaintext, pairingName: pairingWindow == nil ? nil : configuration.name, key: trust.ownAdvertisingKey,
-                              instanceName: advertiser.registeredName ?? instanceName)
+        let input = AdvertisementSealing.input(store, agentID: agentID, name: configuration.name, pairingOpen: pairingWindow != nil,
+                                               key: trust.ownAdvertisingKey, instanceName: advertiser.registeredName ?? instanceName, now: now)
         if let txt = sealing.reseal(input, now: now) { advertiser.updateTXTRecord(txt) }
     }
 

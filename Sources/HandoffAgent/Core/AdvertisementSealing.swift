@@ -31,6 +31,19 @@ struct AdvertisementSealing: Sendable {
         self.txtRecord = input.seal(timestamp: timestamp, identity: identity)
     }
 
+    /// What to advertise at the wall time `now`: the current activity of `store` with its app's
+    /// team, the store's sequence and this agent's name, sealed under `key` for `instanceName`;
+    /// the agent's name is also offered for pairing while a pairing window is open.
+    static func input(_ store: ActivityStore, agentID: String, name: String, pairingOpen: Bool, key: AdvertisingKey,
+                      instanceName: String, now: Date) -> SealInput {
+        let current = store.current(at: now).map {
+            ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
+        }
+        let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: name)
+            .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
+        return SealInput(plaintext: plaintext, pairingName: pairingOpen ? name : nil, key: key, instanceName: instanceName)
+    }
+
     /// The record to advertise for `input` at the wall time `now`; nil when nothing changed.
     mutating func reseal(_ input: SealInput, now: Date) -> [UInt8]? {
         guard input != sealedFrom else { return nil }

@@ -81,4 +81,19 @@ struct AdvertisementCoreTests {
         let restarted = AdvertisementSealing(input, identity: TestPeer.identity, now: Sample.now, ownLast: first + 10)
         #expect(restarted.timestamp == first + 11)
     }
+
+    @Test("what is advertised: the current activity and the store's sequence; the name for pairing only while a window is open")
+    func whatIsAdvertised() throws {
+        var store = ActivityStore()
+        store.publish(Sample.activity(3, title: "Draft"))
+        let key = AdvertisingKey.random()
+        let closed = AdvertisementSealing.input(store, agentID: "me", name: "desk", pairingOpen: false, key: key, instanceName: "handoff-me", now: Sample.now)
+        let open = AdvertisementSealing.input(store, agentID: "me", name: "desk", pairingOpen: true, key: key, instanceName: "handoff-me", now: Sample.now)
+        #expect(closed.pairingName == nil)
+        #expect(open.pairingName == "desk")
+        #expect(closed.plaintext == open.plaintext)
+        let advertised = try ActivityAdvertisement(txtRecord: closed.plaintext)
+        #expect(advertised.current?.id == Sample.id(3))
+        #expect(advertised.sequence == store.sequence)
+    }
 }
