@@ -4,6 +4,7 @@ import HandoffKit
 import HandoffTestSupport
 import HandoffTransport
 import HandoffTrust
+import Synchronization
 import Testing
 
 @testable import HandoffAgent
@@ -71,7 +72,8 @@ struct InMemoryPeerFlowTests {
         let bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [InMemoryHost.device("alpha", advertisingKey: keys.alpha)],
                                  advertisingKey: keys.bravo)
         let timing = PeerLiveness<DeviceID, ManualClock.Instant>.Timing(interval: .seconds(1), timeout: .seconds(2))
-        let service = LivenessService(agent: bravo.agent, connector: bravo.transport, clock: bravo.clock, timing: timing, logger: quietLogger)
+        let probes = ProbeCounter(bravo.transport)
+        let service = LivenessService(agent: bravo.agent, connector: probes, clock: bravo.clock, timing: timing, logger: quietLogger)
         try await InMemoryLab.run([alpha, bravo]) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await service.run() }
@@ -79,12 +81,15 @@ struct InMemoryPeerFlowTests {
                 _ = try await alpha.agent.publish(Sample.activity(1, title: "Notes"))
                 await bravo.discover(alpha)
                 func reachable() async -> Bool? { await bravo.agent.peers().first?.reachable }
-                // Ten seconds of probes while alpha answers: it stays reachable.
+                // Ten seconds of probes while alpha answers: it stays reachable. Time moves on only
+                // once every ping sent has its pong back.
                 for _ in 0..<Int(Duration.seconds(10) / timing.tickInterval) {
                     try await bravo.clock.waitForSleepers(count: 1)
                     bravo.clock.advance(by: timing.tickInterval)
+                    #expect(await eventually { probes.allAnswered })
                     for _ in 0..<50 { await Task.yield() }
                 }
+                #expect(probes.pongs.load(ordering: .relaxed) >= 5)
                 #expect(await reachable() == true)
                 network.takeDown(host: "10.0.0.1", port: 7000)
                 var ticks = 0
@@ -134,6 +139,40 @@ struct InMemoryPeerFlowTests {
                 #expect(Array(try Data(contentsOf: fileURL)) == file)
             }
         }
+    }
+}
+
+/// Liveness probes through `base`, counted: pings sent and pongs received.
+final class ProbeCounter: PeerConnector {
+    let base: any PeerConnector
+    let pings = Atomic<Int>(0)
+    let pongs = Atomic<Int>(0)
+
+    init(_ base: any PeerConnector) { self.base = base }
+
+    /// Whether every ping sent so far has had its pong.
+    var allAnswered: Bool { pongs.load(ordering: .acquiring) >= pings.load(ordering: .acquiring) }
+
+    func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
+        Counted(base: try await base.connect(to: endpoint, limits: limits), counter: self)
+    }
+
+    struct Counted: FrameConnection {
+        let base: any FrameConnection
+        let counter: ProbeCounter
+
+        func send(_ frames: [Frame]) async throws {
+            try await base.send(frames)
+            counter.pings.add(frames.filter { $0.kind == .ping }.count, ordering: .releasing)
+        }
+
+        func receive() async throws -> Frame? {
+            let frame = try await base.receive()
+            if frame?.kind == .pong { counter.pongs.add(1, ordering: .releasing) }
+            return frame
+        }
+
+        func close() async { await base.close() }
     }
 }
 
