@@ -163,9 +163,8 @@ struct Publish: AsyncParsableCommand {
             activity.requiredUserInfoKeys = Set(requiredKeys.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
         if let expiresIn { activity.expirationDate = Date().addingTimeInterval(expiresIn) }
-        let result = try await options.call(.publish(activity))
-        let id = result["id"]?.stringValue ?? "?"
-        say(options.json ? JSONValue.object(["id": .string(id)]).serialized : id)
+        guard let result = try await options.call(.publish(activity), as: PublishResult.self, prettyJSON: false) else { return }
+        say(result.id?.uuidString ?? "?")
     }
 }
 
@@ -179,8 +178,8 @@ struct Resign: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let result = try await options.call(.resign(id: UUID(uuidString: id)!))
-        say(options.json ? result.serialized : "resigned \(id)")
+        guard try await options.call(.resign(id: UUID(uuidString: id)!), as: ResignResult.self, prettyJSON: false) != nil else { return }
+        say("resigned \(id)")
     }
 }
 

@@ -95,6 +95,12 @@ func makeAgent(connector: any PeerConnector = RefusingConnector(), clock: any Cl
 }
 
 extension Agent {
+    /// The wire forms of the agent's views, as `handoff status/peers/list --json` print them
+    /// (the agent itself renders no JSON; the mapping is HandoffCore's).
+    func statusJSON() -> JSONValue { status().json }
+    func peersJSON() -> JSONValue { peers().json }
+    func listJSON() -> JSONValue { offered().json }
+
     /// Runs the agent's background service (continuations, timers) for the rest of the test
     /// process, as handoffd's service group does.
     nonisolated func runningBackgroundWork() -> Agent {

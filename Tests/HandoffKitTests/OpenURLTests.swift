@@ -49,7 +49,7 @@ struct OpenURLTests {
             let request = OpenRequest(bundleID: Self.manifest.identity.bundleID, fileName: "../../../etc/passwd", fileSize: bytes.count,
                                       sourceApplication: "com.example.sender", annotation: .dictionary(["page": .integer(3)]))
             let result = try await sender.agent.open(request, file: bytes, onPeer: "receiver").get()
-            #expect(result["handled"]?.boolValue == true)
+            #expect(result.handled == true)
             let path = "\(inbox)/com.example.viewer/Inbox/passwd"
             #expect(viewer.log.all == ["file://\(path)|com.example.sender|{\"page\":3}"])
             #expect(FileManager.default.contents(atPath: path).map(Array.init) == bytes)
@@ -75,7 +75,7 @@ struct OpenURLTests {
         try await withHosts { sender, _, _, viewer in
             let request = OpenRequest(bundleID: Self.manifest.identity.bundleID, url: URL(string: "https://example.com/a?b=1")!)
             let result = try await sender.agent.open(request, file: [], onPeer: "receiver").get()
-            #expect(result["handled"]?.boolValue == true)
+            #expect(result.handled == true)
             #expect(viewer.log.all == ["https://example.com/a?b=1|-|-"])
         }
     }
@@ -98,7 +98,7 @@ struct OpenURLTests {
         try await withHosts(appHandles: false) { sender, _, inbox, viewer in
             let request = OpenRequest(bundleID: Self.manifest.identity.bundleID, fileName: "declined.txt", fileSize: 5)
             let result = try await sender.agent.open(request, file: Array("hello".utf8), onPeer: "receiver").get()
-            #expect(result["handled"]?.boolValue == false)
+            #expect(result.handled == false)
             #expect(viewer.log.all.count == 1, "the app was asked")
             #expect(!FileManager.default.fileExists(atPath: "\(inbox)/com.example.viewer/Inbox/declined.txt"))
         }
@@ -108,10 +108,10 @@ struct OpenURLTests {
     func inboxQuota() async throws {
         try await withHosts(inboxQuota: 300_000) { sender, _, inbox, viewer in
             let bytes = [UInt8](repeating: 1, count: 200_000)
-            func send(_ name: String) async -> Result<JSONValue, HandoffError> {
+            func send(_ name: String) async -> Result<OpenResult, HandoffError> {
                 await sender.agent.open(OpenRequest(bundleID: Self.manifest.identity.bundleID, fileName: name, fileSize: bytes.count), file: bytes, onPeer: "receiver")
             }
-            #expect(try await send("one.bin").get()["handled"]?.boolValue == true)
+            #expect(try await send("one.bin").get().handled == true)
             let over = await send("two.bin")
             guard case .failure(let error) = over else { Issue.record("the second file passed the quota: \(over)"); return }
             #expect(error.code == .userActivityHandoffUserInfoTooLarge)
@@ -120,7 +120,7 @@ struct OpenURLTests {
             #expect(viewer.log.all.count == 1)
             // The app reads and deletes the first file: the device has its room back.
             try FileManager.default.removeItem(atPath: "\(inbox)/com.example.viewer/Inbox/one.bin")
-            #expect(try await send("three.bin").get()["handled"]?.boolValue == true)
+            #expect(try await send("three.bin").get().handled == true)
         }
     }
 

@@ -38,7 +38,7 @@ extension Agent {
     }
 
     /// Sends a URL or a file to an app on a peer (`handoff open`).
-    public func open(_ request: OpenRequest, file: [UInt8], onPeer peerName: String) async -> Result<JSONValue, HandoffError> {
+    public func open(_ request: OpenRequest, file: [UInt8], onPeer peerName: String) async -> Result<OpenResult, HandoffError> {
         guard let peer = directory.peer(named: peerName) else {
             return .failure(.connectionUnavailable("no peer named \(peerName); `handoff peers` lists them"))
         }

@@ -38,9 +38,4 @@ extension Agent {
     public func offered() -> [OfferedActivity] {
         directory.offered
     }
-
-    /// The wire forms of the views above.
-    public func statusJSON() -> JSONValue { status().json }
-    public func peersJSON() -> JSONValue { peers().json }
-    public func listJSON() -> JSONValue { offered().json }
 }

@@ -27,10 +27,10 @@ enum ContinuationStreamSession {
 
     /// Serves `openStreams` or `acceptStreams`, the first request on `connection`.
     static func serve(_ request: ControlRequest, requestID: JSONValue?, connection: FrameServer.Connection, agent: Agent) async throws {
-        func response(_ result: Result<JSONValue, HandoffError>) -> Frame {
-            Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(result, requestID: requestID).serializedBytes)
+        func response(_ result: Result<any ControlResult, HandoffError>) -> Frame {
+            Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(result.map(\.json), requestID: requestID).serializedBytes)
         }
-        func respond(_ result: Result<JSONValue, HandoffError>) async throws {
+        func respond(_ result: Result<any ControlResult, HandoffError>) async throws {
             try await connection.outbound.write(response(result))
         }
         if case .acceptStreams(let streamID) = request {
@@ -45,7 +45,7 @@ enum ContinuationStreamSession {
             do {
                 try await StreamSplice.join(claim.peer, StreamSpliceDirection(), firstFrame: PeerMessage.streamAccepted.frame,
                                             connection.splice, StreamSpliceDirection(stallAfterBytes: stall),
-                                            firstFrame: response(.success(.object([:]))),
+                                            firstFrame: response(.success(EmptyResult())),
                                             onEnd: claim.relay.directionEnded)
             } catch {
                 claim.release.resume(returning: false)  // the peer's session ends the relay
@@ -94,7 +94,7 @@ enum ContinuationStreamSession {
                 await handshake(&frames, peer: source.peer.name, timeout: limits.fetchTimeout)
             }
             guard case .success = answer else {
-                try await respond(answer.map { .object([:]) })
+                try await respond(answer.map { EmptyResult() })
                 return
             }
             let relay = agent.streamRelays.make()
@@ -117,7 +117,7 @@ enum ContinuationStreamSession {
             })
             do {
                 try await StreamSplice.join(connection.splice, StreamSpliceDirection(),
-                                            firstFrame: response(.success(.object(["streamID": .string(request.streamID.uuidString)]))),
+                                            firstFrame: response(.success(OpenStreamsResult(streamID: request.streamID))),
                                             peerSplice, fromSource, firstFrame: nil, onEnd: relay.directionEnded)
             } catch {
                 // A connection closed while joining: the app may have its answer already, so it

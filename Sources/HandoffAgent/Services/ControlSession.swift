@@ -77,14 +77,19 @@ public enum ControlSession {
         await link.send(ControlProtocol.responseJSON(result, requestID: requestID))
     }
 
-    /// Runs one control request.
+    /// Runs one control request; the answer in its wire form.
     static func execute(_ request: ControlRequest, agent: Agent, link: ControlLink? = nil) async -> Result<JSONValue, HandoffError> {
+        await perform(request, agent: agent, link: link).map(\.json)
+    }
+
+    /// Runs one control request.
+    static func perform(_ request: ControlRequest, agent: Agent, link: ControlLink?) async -> Result<any ControlResult, HandoffError> {
         switch request {
-        case .status: return .success(await agent.status().json)
-        case .peers: return .success(await agent.peers().json)
-        case .list: return .success(await agent.offered().json)
+        case .status: return .success(await agent.status())
+        case .peers: return .success(await agent.peers())
+        case .list: return .success(await agent.offered())
         case .publish(let activity):
-            if activity.isExpired(at: Date()) {
+            if activity.isExpired(at: agent.wallClock()) {
                 return .failure(.handoffFailed("cannot publish: the activity's expirationDate has already passed"))
             }
             var owner: ActivityStore.Owner?
@@ -93,48 +98,48 @@ public enum ControlSession {
             }
             do {
                 let id = try await agent.publish(activity, owner: owner)
-                return .success(.object(["id": .string(id.uuidString)]))
+                return .success(PublishResult(id: id))
             } catch { return .failure(error) }
         case .resign(let id):
             let requester = await link?.manifest == nil ? nil : link?.id
             do { try await agent.resign(id: id, by: requester) } catch { return .failure(error) }
-            return .success(.object(["resigned": .string(id.uuidString)]))
+            return .success(ResignResult(resigned: id))
         case .continueActivity(let id, let key):
-            return await agent.continueActivity(id: id, idempotencyKey: key).map(\.json)
+            return await agent.continueActivity(id: id, idempotencyKey: key).asControlResult
         case .registerApp(let manifest):
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
             do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
-            return .success(.object(["registered": .string(manifest.identity.bundleID)]))
+            return .success(RegisterAppResult(registered: manifest.identity.bundleID))
         case .open(let open):
             let source = await link?.manifest?.identity.bundleID
             switch open.target {
             case .url(let url):
                 return await agent.open(OpenRequest(bundleID: open.bundleID, url: url, sourceApplication: source, annotation: open.annotation),
-                                        file: [], onPeer: open.peer)
+                                        file: [], onPeer: open.peer).asControlResult
             case .file(let name, let data):
                 let request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: data.count, sourceApplication: source,
                                           annotation: open.annotation)
-                return await agent.open(request, file: data, onPeer: open.peer)
+                return await agent.open(request, file: data, onPeer: open.peer).asControlResult
             }
         case .pair(let target):
             guard let link else { return .failure(.handoffFailed("pair needs a control connection")) }
             switch target {
-            case .accept: return await agent.acceptPairing(link: link)
-            case .peer(let peer): return await agent.pair(with: peer, link: link)
+            case .accept: return await agent.acceptPairing(link: link).asControlResult
+            case .peer(let peer): return await agent.pair(with: peer, link: link).asControlResult
             }
         case .pairable:
-            return .success(await agent.pairableDevices().json)
+            return .success(await agent.pairableDevices())
         case .faults(let set, let clear):
-            return await agent.changeFaults(set: set, clear: clear).map(\.json)
+            return await agent.changeFaults(set: set, clear: clear).asControlResult
         case .trustList:
-            return .success(await agent.trustedDevices().json)
+            return .success(await agent.trustedDevices())
         case .trustAdd(let text, let name):
-            do { return .success(try await agent.trustAdd(try deviceID(text), name: name).json) } catch { return .failure(error) }
+            do { return .success(try await agent.trustAdd(try deviceID(text), name: name)) } catch { return .failure(error) }
         case .trustRemove(let text):
-            do { return .success(try await agent.trustRemove(try deviceID(text)).json) } catch { return .failure(error) }
+            do { return .success(try await agent.trustRemove(try deviceID(text))) } catch { return .failure(error) }
         case .reply(let replyID, let reply):
             do { try await agent.resolveReply(replyID, with: reply, from: link?.id) } catch { return .failure(error) }
-            return .success(.object([:]))
+            return .success(EmptyResult())
         case .openStreams, .acceptStreams:
             return .failure(.handoffFailed("\(request.command) must be the first request on a connection of its own"))
         }
@@ -144,4 +149,9 @@ public enum ControlSession {
     private static func deviceID(_ text: String) throws(HandoffError) -> DeviceID {
         do { return try DeviceID(parsing: text) } catch { throw .handoffFailed("\(error)") }
     }
+}
+
+extension Result where Success: ControlResult {
+    /// The same outcome, as any command's answer.
+    fileprivate var asControlResult: Result<any ControlResult, Failure> { map { $0 } }
 }

@@ -114,7 +114,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         case .reachable(let key):
             await agent.setReachability(key, reachable: true, lastHeard: nil)
         case .unreachable(let key, let lastHeard):
-            let date = lastHeard.map { Date().addingTimeInterval(-$0.duration(to: clock.now).inSeconds) }
+            let date = lastHeard.map { agent.wallClock().addingTimeInterval(-$0.duration(to: clock.now).inSeconds) }
             await agent.setReachability(key, reachable: false, lastHeard: date)
         case .connect, .ping:
             break

@@ -26,7 +26,7 @@ enum OpenURLTransfer {
     // MARK: Sending
 
     /// Sends a URL, or a file's bytes, to an app on a peer; returns `{"handled": Bool, ...}`.
-    static func send(_ request: OpenRequest, file: [UInt8], to peer: PeerRecord, agent: Agent) async -> Result<JSONValue, HandoffError> {
+    static func send(_ request: OpenRequest, file: [UInt8], to peer: PeerRecord, agent: Agent) async -> Result<OpenResult, HandoffError> {
         let limits = agent.configuration.limits
         let connection: any PeerStreamConnection
         do {
@@ -98,7 +98,7 @@ enum OpenURLTransfer {
 
     /// The receiver's answer to `open`, or why there was none.
     private struct Answer: Sendable {
-        var result: Result<JSONValue, HandoffError>
+        var result: Result<OpenResult, HandoffError>
         /// The receiver answered (`opened` or an error frame), rather than the connection ending.
         var isAnswer: Bool
     }
@@ -110,7 +110,7 @@ enum OpenURLTransfer {
                 switch try PeerMessage(frame: frame) {
                 case .hello: continue
                 case .opened(let handled):
-                    return Answer(result: .success(OpenResult(handled: handled, peer: peer.name, app: request.bundleID).json),
+                    return Answer(result: .success(OpenResult(handled: handled, peer: peer.name, app: request.bundleID)),
                                   isAnswer: true)
                 case .error(let code, let message):
                     return Answer(result: .failure(HandoffError(HandoffError.Code(rawValue: code), message)), isAnswer: true)

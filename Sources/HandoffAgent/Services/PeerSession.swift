@@ -71,7 +71,7 @@ public enum PeerSession {
                 guard answering.servesConnection else { return }
                 let action: SourceSessionStateMachine.Action
                 switch try await answering.lookUp(request) {
-                case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: Date())
+                case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: agent.wallClock())
                 case .failure(let error): action = machine.lookUpFailed(error)
                 }
                 guard case .send(let frames) = action else { return }

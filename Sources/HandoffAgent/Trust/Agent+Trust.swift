@@ -23,17 +23,6 @@ struct SealInput: Sendable, Equatable {
     }
 }
 
-/// `handoff pair --accept`: open for one pairing attempt, until it ends or times out.
-struct PairingWindow: Sendable {
-    let id: UUID
-    let link: ControlLink
-    let continuation: CheckedContinuation<Result<JSONValue, HandoffError>, Never>
-    /// Whether a device has started pairing (one attempt per window).
-    var claimed = false
-    /// Closes the pairing connection, when the window ends first.
-    var closeConnection: (@Sendable () -> Void)?
-}
-
 extension Agent {
     /// Frame limits on pairing and key-exchange connections.
     static let pairingLimits = FrameLimits(maxFrameBytes: 4096, maxUserInfoBytes: 0)
@@ -143,115 +132,13 @@ extension Agent {
     }
 
     /// Tries the unreadable advertisements again (a key was learnt).
-    private func reopenUnreadable() {
+    func reopenUnreadable() {
         for entry in unreadable.values { handle(.resolved(entry.service)) }
     }
 
     /// The paired devices changed: senders that answered as a device now paired are asked first.
-    private func askEveryUnreadable() {
+    func askEveryUnreadable() {
         keyLearning.schedule.trustChanged { trust.isPaired($0) }
         askUnreadable()
-    }
-
-    // MARK: Pairing
-
-    /// Where `handoff pair TARGET` connects: a device whose pairing window shows that name, else
-    /// an address `HOST:PORT`.
-    func pairingEndpoint(_ target: String) -> Result<PeerEndpoint, HandoffError> {
-        let open = unreadable.values.filter { $0.pairingName?.lowercased() == target.lowercased() }
-        if open.count > 1 {
-            // Anyone on the LAN can advertise a name: with two claimants, guessing could pick the wrong one.
-            let addresses = open.map(\.endpoint.description).sorted().joined(separator: ", ")
-            return .failure(.handoffFailed(
-                "\(open.count) devices claim the name \(target) (\(addresses)); pair by address instead: `handoff pair HOST:PORT`, with the address the device shows in `handoff status`"))
-        }
-        if let entry = open.first { return .success(entry.endpoint) }
-        if let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port) {
-            let host = String(target[..<colon].filter { $0 != "[" && $0 != "]" })
-            if !host.isEmpty { return .success(PeerEndpoint(host: host, port: port)) }
-        }
-        let waiting = unreadable.values.compactMap(\.pairingName).sorted()
-        let hint = waiting.isEmpty ? "no device is accepting pairing now" : "devices accepting pairing now: \(waiting.joined(separator: ", "))"
-        return .failure(.connectionUnavailable(
-            "no device named \(target) is accepting pairing (\(hint)). Run `handoff pair --accept` on it first, or give its address as HOST:PORT"))
-    }
-
-    /// `handoff pair --list`: the devices accepting pairing now (`handoff pair --accept`), by name.
-    public func pairableDevices() -> [PairableDevice] {
-        unreadable.values.compactMap { entry in entry.pairingName.map { PairableDevice(name: $0, address: entry.endpoint.description) } }
-            .sorted { $0.name < $1.name }
-    }
-
-    /// `handoff pair --accept`: opens this device to one pairing attempt for `security.pairingTimeout`.
-    /// The advertisement shows this agent's name meanwhile, so the other device can find it.
-    public func acceptPairing(link: ControlLink) async -> Result<JSONValue, HandoffError> {
-        guard pairingWindow == nil else {
-            return .failure(.handoffFailed("\(configuration.name) is already accepting a pairing; finish or cancel that one first"))
-        }
-        let id = UUID()
-        let timeout = configuration.security.pairingTimeout
-        logger.info("accepting pairing", metadata: ["handoff.timeout": "\(timeout)"])
-        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Result<JSONValue, HandoffError>, Never>) in
-            pairingWindow = PairingWindow(id: id, link: link, continuation: continuation)
-            refreshAdvertisement()
-        } expire: {
-            await self.closePairingWindow(id, .failure(.remoteTimedOut("no device completed pairing within \(timeout); nothing was stored")))
-        }
-    }
-
-    /// Ends the pairing window `id` with `result` (and its connection, if one is open).
-    func closePairingWindow(_ id: UUID, _ result: Result<JSONValue, HandoffError>) {
-        guard let window = pairingWindow, window.id == id else { return }
-        pairingWindow = nil
-        window.closeConnection?()
-        window.continuation.resume(returning: result)
-        refreshAdvertisement()
-    }
-
-    /// A device asks to pair: takes the open window (one attempt each). Nil when none is open.
-    func claimPairingWindow(closeConnection: @escaping @Sendable () -> Void) -> (id: UUID, link: ControlLink)? {
-        guard var window = pairingWindow, !window.claimed else { return nil }
-        window.claimed = true
-        window.closeConnection = closeConnection
-        pairingWindow = window
-        return (window.id, window.link)
-    }
-
-    /// Shows the code to the user on `link` and waits for the answer.
-    func confirmPairingCode(_ code: String, with peer: String, deviceID id: DeviceID, link: ControlLink) async -> Bool {
-        let answer = await ask(link, .pairCode(code: code, peer: peer, deviceID: id.description), timeout: configuration.security.pairingTimeout)
-        return answer?.accept == true
-    }
-
-    /// Both users confirmed: stores the device and its advertising key.
-    func completePairing(with id: DeviceID, name: String, key: [UInt8], certificateDER: [UInt8]?) throws(HandoffError) -> JSONValue {
-        var next = trust
-        var advertisingKey = try? AdvertisingKey(bytes: key)
-        if let claimed = advertisingKey {
-            do { try trust.checkAdvertisingKey(claimed, for: id) } catch {
-                // Paired, but its records are not read until it sends a key of its own.
-                logger.warning("refused the advertising key a newly paired device sent", metadata: ["handoff.device": "\(id.shortID)", "handoff.reason": "\(error.message)"])
-                advertisingKey = nil
-            }
-        }
-        // The public key from the certificate the device presented while pairing (its SHA-256
-        // is the device ID, checked here again): its signed records are believed at once.
-        let publicKey = certificateDER.flatMap { try? DevicePublicKey(certificateDER: $0, of: id) }
-        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: advertisingKey, publicKey: publicKey))
-        try commit(next)
-        logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
-        reopenUnreadable()
-        askEveryUnreadable()
-        return TrustChange(deviceID: id.description, name: name).json
-    }
-
-    /// `handoff pair TARGET`: pairs with a device that accepts pairing.
-    public func pair(with target: String, link: ControlLink) async -> Result<JSONValue, HandoffError> {
-        let endpoint: PeerEndpoint
-        switch pairingEndpoint(target) {
-        case .failure(let error): return .failure(error)
-        case .success(let value): endpoint = value
-        }
-        return await PairingSession.initiate(to: endpoint, target: target, link: link, agent: self)
     }
 }

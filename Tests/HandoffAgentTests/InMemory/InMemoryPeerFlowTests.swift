@@ -126,14 +126,14 @@ struct InMemoryPeerFlowTests {
                 let url = URL(string: "https://example.com/notes/42")!
                 let opened = await bravo.agent.open(OpenRequest(bundleID: NotesApp.manifest.identity.bundleID, url: url), file: [], onPeer: "alpha")
                 #expect(opened.error == nil, "\(opened)")
-                #expect(opened.value?["handled"] == .bool(true))
+                #expect(opened.value?.handled == true)
                 #expect(notes.events == [.opened(url, sourceApplication: nil)])
 
                 // Three data frames' worth: the transfer streams, and the receiver writes it whole.
                 let file = (0..<150_000).map { UInt8(truncatingIfNeeded: $0) }
                 let sent = await bravo.agent.open(
                     OpenRequest(bundleID: NotesApp.manifest.identity.bundleID, fileName: "list.txt", fileSize: file.count), file: file, onPeer: "alpha")
-                #expect(sent.value?["handled"] == .bool(true), "\(sent)")
+                #expect(sent.value?.handled == true, "\(sent)")
                 guard case .opened(let fileURL, _)? = notes.events.last else { Issue.record("no file opened: \(notes.events)"); return }
                 #expect(fileURL.isFileURL)
                 #expect(Array(try Data(contentsOf: fileURL)) == file)

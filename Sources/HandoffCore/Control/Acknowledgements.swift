@@ -1,0 +1,63 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `publish`: the activity now current.
+public struct PublishResult: ControlResult, Equatable {
+    /// The activity's ID (the app's, or one made up); nil only in an answer that lacks it.
+    public var id: UUID?
+
+    public init(id: UUID?) { self.id = id }
+
+    public var json: JSONValue { .object(["id": id.map { .string($0.uuidString) } ?? .null]) }
+
+    public init(json: JSONValue) { self.init(id: json.uuid("id")) }
+}
+
+/// `resign`: the activity withdrawn.
+public struct ResignResult: ControlResult, Equatable {
+    /// The activity's ID; nil only in an answer that lacks it.
+    public var resigned: UUID?
+
+    public init(resigned: UUID?) { self.resigned = resigned }
+
+    public var json: JSONValue { .object(["resigned": resigned.map { .string($0.uuidString) } ?? .null]) }
+
+    public init(json: JSONValue) { self.init(resigned: json.uuid("resigned")) }
+}
+
+/// `registerApp`: the app this connection now is.
+public struct RegisterAppResult: ControlResult, Equatable {
+    /// The app's bundle ID.
+    public var registered: String
+
+    public init(registered: String) { self.registered = registered }
+
+    public var json: JSONValue { .object(["registered": .string(registered)]) }
+
+    public init(json: JSONValue) { self.init(registered: json.text("registered")) }
+}
+
+/// `openStreams`: the continuation streams are joined; the app's stream data follows on the
+/// connection.
+public struct OpenStreamsResult: ControlResult, Equatable {
+    /// The ID the source agent knows the stream pair by; nil only in an answer that lacks it.
+    public var streamID: UUID?
+
+    public init(streamID: UUID?) { self.streamID = streamID }
+
+    public var json: JSONValue { .object(["streamID": streamID.map { .string($0.uuidString) } ?? .null]) }
+
+    public init(json: JSONValue) { self.init(streamID: json.uuid("streamID")) }
+}
+
+/// The answer of a request that succeeds with nothing to say (`reply`, `acceptStreams`): `{}`.
+public struct EmptyResult: ControlResult, Equatable {
+    public init() {}
+
+    public var json: JSONValue { .object([:]) }
+
+    public init(json: JSONValue) {}
+}
