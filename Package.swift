@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "HandoffAgentTests",
             dependencies: [
-                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffKit", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -34,8 +34,9 @@ public actor Agent {
     public nonisolated var deviceID: DeviceID { security.identity.deviceID }
     /// The DNS-SD instance name: random, so that it tells unpaired observers nothing.
     public nonisolated let instanceName: String
-    /// Connects to whatever device answers (pairing, learning advertising keys).
-    nonisolated let unpinned: TCPPeerConnector
+    /// How the agent reaches peers, for every kind of connection: fetches, streams, `open`,
+    /// pairing and key exchange (TCP with TLS in the daemon, in-memory pipes in tests).
+    public nonisolated let transport: any PeerTransport
     /// The clock of the sessions' deadlines (``Deadline``): pairing, key exchange, stream and open handshakes.
     nonisolated let clock: any Clock<Duration>
     /// The same clock, as the instants the agent's decisions are made at.
@@ -100,11 +101,11 @@ public actor Agent {
 
     /// - Parameters:
     ///   - port: the port the peer listener is bound to (advertised).
-    ///   - connector: how to reach peers (TCP in the daemon).
+    ///   - transport: how to reach peers (``TCPPeerConnector`` in the daemon).
     ///   - security: the device identity and the paired devices.
     ///   - clock: measures every deadline and timer of the agent; a manual clock in tests.
     ///   - wallClock: the date now (activities' expiry, advertisements' timestamps).
-    public init(configuration: AgentConfiguration, port: Int, connector: any PeerConnector, logger: Logger,
+    public init(configuration: AgentConfiguration, port: Int, transport: any PeerTransport, logger: Logger,
                 launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
@@ -118,7 +119,7 @@ public actor Agent {
         self.logger = logger
         self.security = security
         self.trust = security.initialTrust
-        self.unpinned = TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS)
+        self.transport = transport
         let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         self.agentID = agentID
         self.instanceName = "handoff-" + agentID.prefix(12)
@@ -136,7 +137,7 @@ public actor Agent {
         let pool = IdleConnectionPool(clock: timeline)
         self.fetchPool = pool
         self.client = ContinuationClient(
-            connector: connector, clock: timeline, hello: hello,
+            connector: transport, clock: timeline, hello: hello,
             limits: FrameLimits(maxUserInfoBytes: configuration.limits.maxUserInfoBytes),
             timeouts: ContinuationTimeouts(connect: configuration.limits.connectTimeout, fetch: configuration.limits.fetchTimeout),
             pool: pool)

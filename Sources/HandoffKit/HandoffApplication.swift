@@ -32,6 +32,9 @@ public actor HandoffApplication {
     public nonisolated let manifest: AppManifest
     let socketPath: String
     let delegate: any HandoffApplicationDelegate
+    /// Opens the connection to the agent: its control socket, unless the app was given another
+    /// (an agent in the same process).
+    private let connectToAgent: @Sendable () async throws(HandoffError) -> ControlChannel
 
     private var connection: ControlChannel?
     private var readiness: Result<Void, HandoffError>?
@@ -55,9 +58,22 @@ public actor HandoffApplication {
     public init(manifest: AppManifest, socketPath: String? = nil, delegate: any HandoffApplicationDelegate) {
         self.manifest = manifest
         let environment = ProcessInfo.processInfo.environment
-        self.socketPath = socketPath ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        let socketPath = socketPath ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
             ?? DefaultPaths.controlSocket(environment: environment)
+        self.socketPath = socketPath
         self.delegate = delegate
+        self.connectToAgent = { () async throws(HandoffError) in try await ControlChannel.connect(socketPath: socketPath) }
+    }
+
+    /// An application whose requests and events go over connections that `connect` opens
+    /// instead of the control socket: to an agent in the same process, in tests. Continuation
+    /// streams still need the control socket (at `socketPath`).
+    public init(manifest: AppManifest, socketPath: String = "", delegate: any HandoffApplicationDelegate,
+                connect: @escaping @Sendable () async throws(HandoffError) -> any FrameConnection) {
+        self.manifest = manifest
+        self.socketPath = socketPath
+        self.delegate = delegate
+        self.connectToAgent = { () async throws(HandoffError) in ControlChannel(connection: try await connect()) }
     }
 
     /// The application whose ``run()`` is in progress.
@@ -73,7 +89,7 @@ public actor HandoffApplication {
     public func run() async throws(HandoffError) {
         let connection: ControlChannel
         do {
-            connection = try await ControlChannel.connect(socketPath: socketPath)
+            connection = try await connectToAgent()
         } catch {
             setReadiness(.failure(error))
             throw error

@@ -45,12 +45,16 @@ public enum InMemoryTransportError: Error, Sendable, Hashable, CustomStringConve
     case sendOnClosedConnection
     /// A connect held with ``InMemoryConnector/Behavior/hangUntilReleased`` was released.
     case released
+    /// The connection closed in the middle of a frame (`faults.dropAfterBytes`): the bytes
+    /// received cannot be a whole frame.
+    case truncatedFrame
 
     public var description: String {
         switch self {
         case .connectionRefused(let endpoint): "connection refused by \(endpoint)"
         case .sendOnClosedConnection: "send on a closed connection"
         case .released: "connect released by the test"
+        case .truncatedFrame: "the connection closed in the middle of a frame"
         }
     }
 }

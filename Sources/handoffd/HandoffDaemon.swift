@@ -100,7 +100,7 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
         let agent = Agent(
             configuration: configuration, port: port,
-            connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS), logger: logger,
+            transport: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS), logger: logger,
             launchable: launchable, security: security)
         let browser = ServiceBrowser(serviceType: configuration.serviceType, logger: logger)
         logger.info("handoffd started", metadata: [

@@ -162,7 +162,9 @@ struct AdvertisementTrustTests {
                                              stateDirectory: directory)
             var configuration = AgentConfiguration(name: "unit-host", socketPath: "/tmp/handoff-unit-unused.sock")
             configuration.serviceType = "_handoffunit._tcp"
-            return Agent(configuration: configuration, port: 7123, connector: RefusingConnector(), logger: quietLogger, security: security)
+            return Agent(configuration: configuration, port: 7123,
+                         transport: UnitTestTransport(pinned: RefusingConnector(), configuration: configuration, security: security),
+                         logger: quietLogger, security: security)
                 .runningBackgroundWork()
         }
         let old = Self.service("kitchen", TestPeer.seal(Sample.txt(agent: "peer-kitchen", seq: 1, current: Sample.activity(1, title: "Old")),

@@ -2,6 +2,7 @@ import Foundation
 import HandoffCore
 import HandoffDiscovery
 import HandoffTestSupport
+import HandoffTransport
 import HandoffTrust
 import Synchronization
 import Testing
@@ -21,6 +22,30 @@ final class RefusingConnector: PeerConnector {
     func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
         endpoints.withLock { $0.append(endpoint) }
         throw Refused()
+    }
+}
+
+/// The transport of the unit tests' agents: pinned connections (fetches) through the test's
+/// connector, unpinned and stream connections over TCP with the agent's TLS.
+struct UnitTestTransport: PeerTransport {
+    let pinned: any PeerConnector
+    let tcp: TCPPeerConnector
+
+    init(pinned: any PeerConnector, configuration: AgentConfiguration, security: AgentSecurity) {
+        self.pinned = pinned
+        tcp = TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS)
+    }
+
+    func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
+        try await pinned.connect(to: endpoint, limits: limits)
+    }
+
+    func connectUnpinned(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> ChannelFrameConnection {
+        try await tcp.connectUnpinned(to: endpoint, limits: limits)
+    }
+
+    func connectStream(to endpoint: PeerEndpoint, limits: FrameLimits, options: PeerStreamOptions) async throws -> ChannelStreamConnection {
+        try await tcp.connectStream(to: endpoint, limits: limits, options: options)
     }
 }
 
@@ -64,7 +89,8 @@ func makeAgent(connector: any PeerConnector = RefusingConnector(), clock: any Cl
     let trust = TrustStore(devices: [PairedDevice(deviceID: TestPeer.deviceID, name: "test peer", advertisingKey: TestPeer.key,
                                                   publicKey: TestPeer.peerIdentity.publicKey)])
     let security = try! AgentSecurity(identity: TestPeer.identity, trust: trust, stateDirectory: nil)
-    return Agent(configuration: configuration, port: 7123, connector: connector, logger: quietLogger, security: security, clock: clock)
+    return Agent(configuration: configuration, port: 7123, transport: UnitTestTransport(pinned: connector, configuration: configuration, security: security),
+                 logger: quietLogger, security: security, clock: clock)
         .runningBackgroundWork()
 }
 

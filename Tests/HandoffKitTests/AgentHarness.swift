@@ -30,7 +30,7 @@ final class AgentHarness: Sendable {
         let controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
         let port = peerServer.port!
         let agent = Agent(configuration: configuration, port: port,
-                          connector: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS),
+                          transport: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS),
                           logger: logger, security: security)
         return AgentHarness(agent: agent, socketPath: configuration.socketPath, port: port, name: name,
                             peerServer: peerServer, controlServer: controlServer)

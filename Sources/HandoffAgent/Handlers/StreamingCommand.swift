@@ -24,21 +24,18 @@ enum StreamingCommand {
     static func run(_ argv: [String], environment: [String: String], timeout: Duration,
                     source: PeerRecord, activityID: UUID, agent: Agent) async -> Result<CommandOutcome, HandoffError> {
         let limits = agent.configuration.limits
-        let channel: FrameChannel
+        let connection: any PeerStreamConnection
         do {
-            channel = try await StreamChannels.connect(to: source.endpoint, limits: ContinuationStreamSession.peerLimits,
-                                                       connectTimeout: limits.connectTimeout, tls: agent.security.clientTLS)
+            connection = try await agent.transport.connectStream(to: source.endpoint, limits: ContinuationStreamSession.peerLimits,
+                                                                 options: PeerStreamOptions())
         } catch {
             return .failure(.connectionUnavailable("cannot connect to \(source.name) for continuation streams: \(error)"))
         }
         let request = StreamRequest(activityID: activityID, streamID: UUID())
         do {
-            return try await channel.executeThenClose { peerInbound, peerOutbound in
+            return try await connection.executeThenClose { peerInbound, peerOutbound in
                 try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)
                 try await peerOutbound.write(PeerMessage.streamOpen(request).frame)
-                let deadline = channel.channel.eventLoop.scheduleTask(in: .nanoseconds(limits.fetchTimeout.nanoseconds)) {
-                    channel.channel.close(promise: nil)
-                }
                 let (answers, answerSink) = AsyncStream.makeStream(of: Result<Void, HandoffError>.self)
                 let (stdins, stdinSink) = AsyncStream.makeStream(of: NIOAsyncChannelOutboundWriter<ByteBuffer>.self)
                 let (stdinDone, stdinDoneSink) = AsyncStream.makeStream(of: Void.self)
@@ -61,9 +58,11 @@ enum StreamingCommand {
                             return
                         }
                     }
+                    // The source must accept within fetchTimeout; closing the connection ends the wait.
                     var answerIterator = answers.makeAsyncIterator()
-                    let answer = await answerIterator.next() ?? .failure(.handoffFailed("the stream request to \(source.name) ended"))
-                    deadline.cancel()
+                    let answer = await Deadline.watch(limits.fetchTimeout, on: agent.clock, onExpiry: { connection.close() }) {
+                        await answerIterator.next()
+                    }.value ?? .failure(.handoffFailed("the stream request to \(source.name) ended"))
                     if case .failure(let error) = answer {
                         stdinSink.finish()
                         return .failure(error)
@@ -86,7 +85,7 @@ enum StreamingCommand {
     private static func runCommand(_ argv: [String], environment: [String: String], timeout: Duration,
                                    stdinSink: AsyncStream<NIOAsyncChannelOutboundWriter<ByteBuffer>>.Continuation,
                                    stdinDone: AsyncStream<Void>,
-                                   peerOutbound: NIOAsyncChannelOutboundWriter<Frame>) async throws -> CommandOutcome {
+                                   peerOutbound: PeerFrameOutbound) async throws -> CommandOutcome {
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { return .failedToStart("pipe: \(String(cString: strerror(errno)))") }

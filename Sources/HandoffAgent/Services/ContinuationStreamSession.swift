@@ -65,24 +65,32 @@ enum ContinuationStreamSession {
             return
         }
         let limits = agent.configuration.limits
-        let channel: FrameChannel
-        let peerSplice: StreamSplice
+        let peer: any PeerStreamConnection
         do {
-            // On the app connection's event loop: the relay of this pair stays on one thread.
-            (channel, peerSplice) = try await StreamChannels.connectForRelay(
-                to: source.peer.endpoint, limits: peerLimits, connectTimeout: limits.connectTimeout, tls: agent.security.clientTLS,
-                idleTimeout: limits.streamIdleTimeout > .zero ? limits.streamIdleTimeout : nil, group: connection.splice.eventLoop)
+            // Relayed to the app connection's splice: on TCP, on its event loop, so that the
+            // relay of this pair stays on one thread.
+            peer = try await agent.transport.connectStream(
+                to: source.peer.endpoint, limits: peerLimits,
+                options: PeerStreamOptions(idleTimeout: limits.streamIdleTimeout > .zero ? limits.streamIdleTimeout : nil,
+                                           relayPartner: connection.splice))
         } catch {
             try await respond(.failure(.connectionUnavailable("cannot connect to \(source.peer.name) for continuation streams: \(error)")))
             return
         }
+        // The relay joins the two connections' splices: stream frames go from one channel to the
+        // other on the event loop, never through the async side.
+        guard let peerSplice = (peer as? ChannelStreamConnection)?.splice else {
+            try? await peer.executeThenClose { _, _ in }
+            try await respond(.failure(.connectionUnavailable("the transport to \(source.peer.name) cannot relay continuation streams")))
+            return
+        }
         let request = StreamRequest(activityID: source.activityID, streamID: UUID())
-        try await channel.executeThenClose { peerInbound, peerOutbound in
+        try await peer.executeThenClose { peerInbound, peerOutbound in
             try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)
             try await peerOutbound.write(PeerMessage.streamOpen(request).frame)
             // The source must accept within fetchTimeout; closing the channel ends the wait.
             var frames = peerInbound.makeAsyncIterator()
-            let (answer, _) = await Deadline.watch(limits.fetchTimeout, on: agent.clock, onExpiry: { channel.channel.close(promise: nil) }) {
+            let (answer, _) = await Deadline.watch(limits.fetchTimeout, on: agent.clock, onExpiry: { peer.close() }) {
                 await handshake(&frames, peer: source.peer.name, timeout: limits.fetchTimeout)
             }
             guard case .success = answer else {

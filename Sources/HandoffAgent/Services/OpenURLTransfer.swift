@@ -28,15 +28,15 @@ enum OpenURLTransfer {
     /// Sends a URL, or a file's bytes, to an app on a peer; returns `{"handled": Bool, ...}`.
     static func send(_ request: OpenRequest, file: [UInt8], to peer: PeerRecord, agent: Agent) async -> Result<OpenResult, HandoffError> {
         let limits = agent.configuration.limits
-        let channel: FrameChannel
+        let connection: any PeerStreamConnection
         do {
-            channel = try await StreamChannels.connect(to: peer.endpoint, limits: ContinuationStreamSession.peerLimits, connectTimeout: limits.connectTimeout,
-                                                       tls: agent.security.clientTLS)
+            connection = try await agent.transport.connectStream(to: peer.endpoint, limits: ContinuationStreamSession.peerLimits,
+                                                                 options: PeerStreamOptions())
         } catch {
             return .failure(.connectionUnavailable("cannot connect to \(peer.name): \(error)"))
         }
         do {
-            return try await channel.executeThenClose { inbound, outbound in
+            return try await connection.executeThenClose { inbound, outbound in
                 try await outbound.write(PeerMessage.hello(agent.hello).frame)
                 try await outbound.write(PeerMessage.open(request).frame)
                 // The answer is read while the file is written: a receiver that refuses the file
@@ -68,7 +68,7 @@ enum OpenURLTransfer {
                             // The receiving app has limits.handlerTimeout to answer; allow the
                             // transfer on top. Then the connection closes, which ends the wait.
                             next = await Deadline.watch(limits.handlerTimeout + limits.fetchTimeout, on: agent.clock,
-                                                        onExpiry: { channel.channel.close(promise: nil) }) { await group.next() }.value
+                                                        onExpiry: { connection.close() }) { await group.next() }.value
                             continue
                         case .writeFailed(let error): writeError = error
                         case .answered(let answer):
@@ -104,7 +104,7 @@ enum OpenURLTransfer {
     }
 
     /// Reads until the receiver answers, or the connection ends.
-    private static func answer(from inbound: NIOAsyncChannelInboundStream<Frame>, request: OpenRequest, peer: PeerRecord) async -> Answer {
+    private static func answer(from inbound: PeerFrameInbound, request: OpenRequest, peer: PeerRecord) async -> Answer {
         do {
             for try await frame in inbound {
                 switch try PeerMessage(frame: frame) {

@@ -16,14 +16,14 @@ import Synchronization
 enum PairingSession {
     /// `handoff pair`: this agent initiates.
     static func initiate(to endpoint: PeerEndpoint, target: String, link: ControlLink, agent: Agent) async -> Result<TrustChange, HandoffError> {
-        let connection: ChannelFrameConnection
-        do { connection = try await agent.unpinned.connectUnpinned(to: endpoint, limits: Agent.pairingLimits) } catch {
+        let connection: any UnpinnedFrameConnection
+        do { connection = try await agent.transport.connectUnpinned(to: endpoint, limits: Agent.pairingLimits) } catch {
             return .failure(.connectionUnavailable("cannot connect to \(target) at \(endpoint) to pair: \(error)"))
         }
         let channel = Channel(send: { try await connection.send($0) }, receive: { await input { try await connection.receive() } },
-                              close: { await connection.close() }, certificateDER: connection.peerIdentity?.certificateDER)
+                              close: { await connection.close() }, certificateDER: connection.provenIdentity?.certificateDER)
         let role = PairingRole.initiator(target: target, hello: agent.hello, timeout: agent.configuration.security.pairingTimeout)
-        let result = await run(role, remote: connection.peerIdentity?.deviceID, over: channel, link: link, agent: agent, clock: agent.clock)
+        let result = await run(role, remote: connection.provenIdentity?.device, over: channel, link: link, agent: agent, clock: agent.clock)
         await connection.close()
         return result
     }

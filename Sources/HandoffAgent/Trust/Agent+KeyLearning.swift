@@ -71,8 +71,8 @@ extension Agent {
     /// paired, whether to take the key).
     private nonisolated func exchangeKeys(instance name: String, endpoint: PeerEndpoint) async {
         let probed = KeyProbeSchedule<AgentInstant>.Endpoint(host: endpoint.host, port: endpoint.port)
-        let connection: ChannelFrameConnection
-        do { connection = try await unpinned.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
+        let connection: any UnpinnedFrameConnection
+        do { connection = try await transport.connectUnpinned(to: endpoint, limits: Self.pairingLimits) } catch {
             logger.debug("cannot ask for an advertising key", metadata: ["handoff.peer": "\(name)", "handoff.error": "\(error)"])
             _ = await self.probed(probed, answeredBy: nil, instance: name)
             return
@@ -83,9 +83,9 @@ extension Agent {
         }
     }
 
-    private nonisolated func exchangeKeys(over connection: ChannelFrameConnection, instance name: String,
+    private nonisolated func exchangeKeys(over connection: any UnpinnedFrameConnection, instance name: String,
                                           probed: KeyProbeSchedule<AgentInstant>.Endpoint) async {
-        let id = connection.peerIdentity?.deviceID
+        let id = connection.provenIdentity?.device
         guard await self.probed(probed, answeredBy: id, instance: name), let id else { return await connection.close() }
         do {
             try await connection.send([PeerMessage.hello(hello).frame, PeerMessage.keys(advertisingKey: await advertisingKey.bytes).frame])
@@ -93,7 +93,7 @@ extension Agent {
                 switch try PeerMessage(frame: frame) {
                 case .hello: continue
                 case .keys(let key):
-                    _ = await receivedAdvertisingKey(key, from: id, certificateDER: connection.peerIdentity?.certificateDER)
+                    _ = await receivedAdvertisingKey(key, from: id, certificateDER: connection.provenIdentity?.certificateDER)
                     logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
                 case .error(_, let message):
                     logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])

@@ -27,8 +27,61 @@ public protocol FrameConnection: Sendable {
     func close() async
 }
 
-/// Opens connections to peer agents.
+/// Opens pinned connections to peer agents: the part of ``PeerTransport`` that fetches and
+/// liveness probes need (``ContinuationClient`` takes only this).
 public protocol PeerConnector: Sendable {
-    /// Connects to a peer; the returned connection refuses frames over `limits`.
+    /// Connects to a peer that must prove it is `endpoint.expectedIdentity`; the returned
+    /// connection refuses frames over `limits`.
     func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection
+}
+
+/// The one way the agent reaches peers, as grpc-swift's `ClientTransport` is a client's: every
+/// peer connection (fetch, liveness, continuation streams, `open`, pairing and key exchange)
+/// is opened here. TCP with TLS in the daemon (HandoffTransport's `TCPPeerConnector`); in-memory
+/// pipes between whole agents in tests (HandoffTestSupport's `InMemoryPeerTransport`).
+///
+/// - Pinned connections (``PeerConnector/connect(to:limits:)``) reach only the device named by
+///   the endpoint's `expectedIdentity`: fetches, `continued` notices, liveness probes.
+/// - Unpinned connections (``connectUnpinned(to:limits:)``) reach whatever device answers, and
+///   report the identity it proved: pairing, and learning a paired device's advertising key.
+/// - Stream connections (``connectStream(to:limits:options:)``) are pinned and carry, after the
+///   `streamOpen` or `open` handshake, a stream of data frames with backpressure: continuation
+///   streams and `open` transfers.
+///
+/// Each implementation names its own connection types, so that its callers may use what they
+/// offer beyond the protocol; through `any PeerTransport` they are the protocols'.
+public protocol PeerTransport: PeerConnector {
+    /// What ``connectUnpinned(to:limits:)`` returns.
+    associatedtype Unpinned: UnpinnedFrameConnection
+    /// What ``connectStream(to:limits:options:)`` returns.
+    associatedtype Stream: PeerStreamConnection
+
+    /// Connects to whatever device answers at `endpoint`. The caller must check
+    /// ``UnpinnedFrameConnection/provenIdentity`` before trusting anything the peer says.
+    func connectUnpinned(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> Unpinned
+
+    /// Connects to the peer `endpoint.expectedIdentity` for a stream of frames: the handshake,
+    /// then data in both directions, each write waiting while the peer has not read enough.
+    func connectStream(to endpoint: PeerEndpoint, limits: FrameLimits, options: PeerStreamOptions) async throws -> Stream
+}
+
+/// The identity a peer proved when its connection was set up (in TLS: the certificate it
+/// presented, and its SHA-256, the device ID).
+public struct ProvenPeerIdentity: Sendable, Hashable {
+    /// The device ID: the SHA-256 of ``certificateDER``.
+    public var deviceID: [UInt8]
+    /// The certificate the peer presented, DER.
+    public var certificateDER: [UInt8]
+
+    /// The identity of the device whose certificate is `certificateDER` and ID `deviceID`.
+    public init(deviceID: [UInt8], certificateDER: [UInt8]) {
+        self.deviceID = deviceID
+        self.certificateDER = certificateDER
+    }
+}
+
+/// A connection to whatever device answered (``PeerTransport/connectUnpinned(to:limits:)``).
+public protocol UnpinnedFrameConnection: FrameConnection {
+    /// The identity the peer proved; nil when it proved none (a transport without TLS).
+    var provenIdentity: ProvenPeerIdentity? { get }
 }

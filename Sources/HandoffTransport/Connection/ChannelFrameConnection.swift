@@ -4,7 +4,7 @@ import Synchronization
 
 /// A ``FrameConnection`` over a NIO channel whose pipeline has the frame codec. Used by the
 /// continuing side and by the CLI; one reader at a time calls ``receive()``.
-public final class ChannelFrameConnection: FrameConnection {
+public final class ChannelFrameConnection: UnpinnedFrameConnection {
     let channel: any Channel
     let inbox: FrameInbox
     /// The peer's device ID once TLS is up; nil on connections without TLS.
@@ -26,6 +26,13 @@ public final class ChannelFrameConnection: FrameConnection {
         try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
         try channel.pipeline.syncOperations.addHandler(FrameInboxHandler(inbox: inbox))
         return ChannelFrameConnection(channel: channel, inbox: inbox, peerIdentity: peerIdentity, handshake: handshake)
+    }
+
+    /// The identity the peer proved in the TLS handshake; nil on connections without TLS.
+    public var provenIdentity: ProvenPeerIdentity? {
+        peerIdentity.flatMap { box in
+            box.identity.map { ProvenPeerIdentity(deviceID: $0.id.bytes, certificateDER: $0.certificateDER) }
+        }
     }
 
     public func send(_ frames: [Frame]) async throws {

@@ -10,16 +10,17 @@ public typealias FrameChannel = NIOAsyncChannel<Frame, Frame>
 /// continuation streams, whose data is written into frames once and read out of them once.
 public typealias EncodedFrameChannel = NIOAsyncChannel<EncodedFrame, EncodedFrame>
 
-/// Opens framed channels for continuation streams.
+/// Opens framed channels for continuation streams: to peers for ``TCPPeerConnector``, and to the
+/// local agent's control socket for an app.
 public enum StreamChannels {
     /// A TCP channel to a peer agent; with `tls`, the peer must present the certificate of
     /// `endpoint.expectedIdentity`, and the channel is returned once the handshake is done.
     ///
     /// With an `idleTimeout`, reading fails with ``StreamIdleTimeout`` once nothing has arrived
     /// for that long (`limits.streamIdleTimeout`).
-    public static func connect(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
-                               idleTimeout: Duration? = nil,
-                               group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> FrameChannel {
+    static func connect(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
+                        idleTimeout: Duration? = nil,
+                        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> FrameChannel {
         try await connect(to: endpoint, limits: limits, connectTimeout: connectTimeout, tls: tls, idleTimeout: idleTimeout,
                           splice: false, group: group).channel
     }
@@ -29,9 +30,9 @@ public enum StreamChannels {
     /// frames that arrive before the splice is joined are kept for the app; the handshake's frames
     /// reach the async side. Pass the app connection's event loop as `group`, so the relay stays
     /// on one thread.
-    public static func connectForRelay(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
-                                       idleTimeout: Duration? = nil,
-                                       group: any EventLoopGroup) async throws -> (channel: FrameChannel, splice: StreamSplice) {
+    static func connectForRelay(to endpoint: PeerEndpoint, limits: FrameLimits, connectTimeout: Duration, tls: PeerClientTLS?,
+                                idleTimeout: Duration? = nil,
+                                group: any EventLoopGroup) async throws -> (channel: FrameChannel, splice: StreamSplice) {
         let (channel, splice) = try await connect(to: endpoint, limits: limits, connectTimeout: connectTimeout, tls: tls,
                                                   idleTimeout: idleTimeout, splice: true, group: group)
         return (channel, splice!)

@@ -3,8 +3,9 @@ import HandoffTrust
 import NIOCore
 import NIOPosix
 
-/// Connects to peer agents over TCP with SwiftNIO, in TLS 1.3 with this device's certificate.
-public struct TCPPeerConnector: PeerConnector {
+/// The daemon's ``PeerTransport``: connects to peer agents over TCP with SwiftNIO, in TLS 1.3
+/// with this device's certificate.
+public struct TCPPeerConnector: PeerTransport {
     let group: any EventLoopGroup
     let connectTimeout: Duration
     let tls: PeerClientTLS?
@@ -32,6 +33,22 @@ public struct TCPPeerConnector: PeerConnector {
     /// ``ChannelFrameConnection/peerIdentity`` before trusting anything it says.
     public func connectUnpinned(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> ChannelFrameConnection {
         try await connecting(endpoint, limits: limits, expecting: nil)
+    }
+
+    /// Connects to the peer `endpoint.expectedIdentity` for a stream of frames (continuation
+    /// streams, `open`). With a ``StreamSplice`` as `options.relayPartner` (the app connection's),
+    /// the connection runs on the partner's event loop with a holding splice of its own
+    /// (``ChannelStreamConnection/splice``), so that the relay of the pair stays on one thread and
+    /// stream bytes go from channel to channel without reaching the async side.
+    public func connectStream(to endpoint: PeerEndpoint, limits: FrameLimits, options: PeerStreamOptions) async throws -> ChannelStreamConnection {
+        if let partner = options.relayPartner as? StreamSplice {
+            let (channel, splice) = try await StreamChannels.connectForRelay(
+                to: endpoint, limits: limits, connectTimeout: connectTimeout, tls: tls, idleTimeout: options.idleTimeout, group: partner.eventLoop)
+            return ChannelStreamConnection(channel: channel, splice: splice)
+        }
+        let channel = try await StreamChannels.connect(to: endpoint, limits: limits, connectTimeout: connectTimeout, tls: tls,
+                                                       idleTimeout: options.idleTimeout, group: group)
+        return ChannelStreamConnection(channel: channel, splice: nil)
     }
 
     private func connecting(_ endpoint: PeerEndpoint, limits: FrameLimits, expecting expected: DeviceID?) async throws -> ChannelFrameConnection {

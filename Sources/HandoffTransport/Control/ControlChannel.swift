@@ -22,7 +22,9 @@ public final class ControlChannel: Sendable {
     public let events: AsyncStream<(event: AppEvent?, replyID: UUID?)>
     private let eventSink: AsyncStream<(event: AppEvent?, replyID: UUID?)>.Continuation
 
-    init(connection: any FrameConnection) {
+    /// A channel over an open connection to the agent: the control socket's
+    /// (``connect(socketPath:hint:)``), or an in-memory one to an agent in the same process.
+    public init(connection: any FrameConnection) {
         self.connection = connection
         (events, eventSink) = AsyncStream.makeStream(of: (event: AppEvent?, replyID: UUID?).self)
     }

@@ -109,6 +109,9 @@ public final class PeerIdentityBox: Sendable {
     /// handshake completes.
     public var certificateDER: [UInt8]? { value.withLock { $0?.certificateDER } }
 
+    /// Both at once, as recorded; nil until the handshake completes.
+    var identity: (id: DeviceID, certificateDER: [UInt8])? { value.withLock { $0 } }
+
     func set(_ id: DeviceID, certificateDER: [UInt8]) { value.withLock { $0 = (id, certificateDER) } }
 }
 

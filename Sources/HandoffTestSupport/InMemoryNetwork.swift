@@ -1,0 +1,110 @@
+import HandoffCore
+import Synchronization
+
+/// A network of whole agents in one process: each agent listens at an address of its own
+/// (``listen(host:port:identity:limits:)``) and reaches the others through an
+/// ``InMemoryPeerTransport`` (``transport(identity:)``). Nothing touches a socket.
+///
+/// A listener hands each accepted connection to its ``Listener/connections`` stream, for the
+/// test's agent to serve (its `PeerSession`, as the daemon's listener would).
+public final class InMemoryNetwork: Sendable {
+    /// A connection a listener accepted: the listening agent's end, and who connected.
+    public struct Accepted: Sendable {
+        /// The listening agent's end; its ``InMemoryPeerConnection/provenIdentity`` is the
+        /// connecting agent's (nil for a transport without an identity).
+        public var connection: InMemoryPeerConnection
+        /// The connecting agent's address, for logs.
+        public var remote: String
+    }
+
+    /// An agent's listening address.
+    public final class Listener: Sendable {
+        /// The host it listens at.
+        public let host: String
+        /// The port it listens at.
+        public let port: Int
+        /// The identity the listener proves to whoever connects (its certificate).
+        public let identity: ProvenPeerIdentity
+        /// Each accepted connection, in order; finishes when the listener stops.
+        public let connections: AsyncStream<Accepted>
+        let sink: AsyncStream<Accepted>.Continuation
+        let limits: FrameLimits
+        /// The listener's ends of the connections it accepted, for ``InMemoryNetwork/takeDown(host:port:)``.
+        let accepted = Mutex<[InMemoryPeerConnection]>([])
+
+        init(host: String, port: Int, identity: ProvenPeerIdentity, limits: FrameLimits) {
+            self.host = host
+            self.port = port
+            self.identity = identity
+            self.limits = limits
+            (connections, sink) = AsyncStream.makeStream(of: Accepted.self)
+        }
+
+        /// The endpoint that reaches this listener, pinned to its identity.
+        public var endpoint: PeerEndpoint { PeerEndpoint(host: host, port: port, expectedIdentity: identity.deviceID) }
+    }
+
+    private struct Address: Hashable {
+        var host: String
+        var port: Int
+    }
+
+    private let listeners = Mutex<[Address: Listener]>([:])
+
+    public init() {}
+
+    /// Listens at `host`:`port` as the device `identity`; frames from connecting agents are held
+    /// to `limits` (the peer listener's).
+    public func listen(host: String, port: Int, identity: ProvenPeerIdentity, limits: FrameLimits) -> Listener {
+        let listener = Listener(host: host, port: port, identity: identity, limits: limits)
+        let replaced = listeners.withLock { $0.updateValue(listener, forKey: Address(host: host, port: port)) }
+        replaced?.sink.finish()
+        return listener
+    }
+
+    /// Stops the listener at `host`:`port`: later connects there are refused (as to a host where
+    /// no agent runs); connections already open stay.
+    public func stopListening(host: String, port: Int) {
+        let listener = listeners.withLock { $0.removeValue(forKey: Address(host: host, port: port)) }
+        listener?.sink.finish()
+    }
+
+    /// Takes the host at `host`:`port` off the network, as a host that goes away: its listener
+    /// stops, and every connection it accepted breaks (both ends read the end).
+    public func takeDown(host: String, port: Int) {
+        let listener = listeners.withLock { $0.removeValue(forKey: Address(host: host, port: port)) }
+        listener?.sink.finish()
+        for connection in listener?.accepted.withLock({ $0 }) ?? [] { connection.closeNow() }
+    }
+
+    /// A transport for an agent that proves `identity` when it connects.
+    public func transport(identity: ProvenPeerIdentity?) -> InMemoryPeerTransport {
+        InMemoryPeerTransport(network: self, identity: identity)
+    }
+
+    /// Opens a connection to the listener at `endpoint`, or refuses.
+    ///
+    /// - Throws: `PeerConnectError` `.connectionRefused` when nothing listens there,
+    ///   `.noPinnedIdentity` for a pinned connect to an endpoint without an identity,
+    ///   `.wrongCertificate` when the listener is another device than the one pinned.
+    func connect(to endpoint: PeerEndpoint, from identity: ProvenPeerIdentity?, limits: FrameLimits, pinned: Bool) throws -> InMemoryPeerConnection {
+        guard let listener = listeners.withLock({ $0[Address(host: endpoint.host, port: endpoint.port)] }) else {
+            throw PeerConnectError(.connectionRefused, reason: "connection refused")
+        }
+        if pinned {
+            guard let expected = endpoint.expectedIdentity else {
+                throw PeerConnectError(.noPinnedIdentity, reason: "\(endpoint) has no device ID to pin; only paired peers can be reached")
+            }
+            guard expected == listener.identity.deviceID else {
+                throw PeerConnectError(.wrongCertificate, reason: "the peer at \(endpoint) did not present the certificate of the device it was pinned to")
+            }
+        }
+        let (client, server) = InMemoryPeerConnection.pair((identity, limits), (listener.identity, listener.limits))
+        let remote = identity.map { "in-memory:" + $0.deviceID.prefix(4).map { String($0, radix: 16) }.joined() } ?? "in-memory"
+        listener.accepted.withLock { $0.append(server) }
+        guard case .enqueued = listener.sink.yield(Accepted(connection: server, remote: remote)) else {
+            throw PeerConnectError(.connectionRefused, reason: "connection refused")
+        }
+        return client
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HandoffCore
+import HandoffDiscovery
+import HandoffKit
+import HandoffTestSupport
+import HandoffTrust
+import Logging
+
+@testable import HandoffAgent
+@testable import HandoffTransport
+
+/// One whole agent on an ``InMemoryNetwork``: the `Agent` (with an ``InMemoryPeerTransport``
+/// for every peer connection and a ``ManualClock`` for its sessions' deadlines), its peer
+/// listener, and its control socket for HandoffKit apps, all in memory. ``InMemoryLab/run(_:_:)``
+/// serves them.
+final class InMemoryHost: Sendable {
+    let name: String
+    let identity: DeviceIdentity
+    let agent: Agent
+    let transport: InMemoryPeerTransport
+    let listener: InMemoryNetwork.Listener
+    let clock: ManualClock
+    /// The in-memory device `name` as a paired device: with `advertisingKey`, its advertisements
+    /// are read at once; without, its key is learnt by a key exchange first.
+    static func device(_ name: String, advertisingKey: AdvertisingKey?) -> PairedDevice {
+        let identity = InMemoryDevices.identity(name)
+        return PairedDevice(deviceID: identity.deviceID, name: name, advertisingKey: advertisingKey, publicKey: identity.publicKey)
+    }
+
+    /// The advertising key the agent started with (paired hosts made after it know it).
+    let advertisingKey: AdvertisingKey
+    /// Apps' connections to the control socket, for ``serve()``.
+    private let controlConnections: (stream: AsyncStream<InMemoryPeerConnection>, continuation: AsyncStream<InMemoryPeerConnection>.Continuation)
+
+    /// The service type every in-memory agent advertises.
+    static let serviceType = "_handoffmem._tcp"
+
+    /// An agent named `name` listening at `host`, paired with the `paired` devices (see
+    /// ``device(_:advertisingKey:)``).
+    init(_ name: String, host: String, network: InMemoryNetwork, paired: [PairedDevice] = [], advertisingKey: AdvertisingKey = .random(),
+         configure: (inout AgentConfiguration) -> Void = { _ in }) {
+        self.name = name
+        self.advertisingKey = advertisingKey
+        identity = InMemoryDevices.identity(name)
+        clock = ManualClock()
+        var configuration = AgentConfiguration(name: name, socketPath: "/nonexistent/handoff-inmemory-\(name).sock")
+        configuration.serviceType = Self.serviceType
+        configure(&configuration)
+        let security = try! AgentSecurity(identity: identity, trust: TrustStore(ownAdvertisingKey: advertisingKey, devices: paired),
+                                          stateDirectory: nil)
+        transport = network.transport(identity: identity.proven)
+        listener = network.listen(host: host, port: 7000, identity: identity.proven, limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0))
+        agent = Agent(configuration: configuration, port: 7000, transport: transport, logger: quietLogger, security: security, clock: clock)
+        controlConnections = AsyncStream.makeStream(of: InMemoryPeerConnection.self)
+    }
+
+    /// Runs the agent's background work and serves peer connections and apps' control
+    /// connections, until cancelled: what handoffd's service group runs, but discovery.
+    func serve() async {
+        let agent = agent
+        await withDiscardingTaskGroup { group in
+            group.addTask { try? await agent.background.run() }
+            group.addTask {
+                await withDiscardingTaskGroup { sessions in
+                    for await accepted in self.listener.connections {
+                        sessions.addTask {
+                            await InMemoryLab.serve(accepted.connection, peerUID: nil) { try await PeerSession.serve($0, agent: agent, logger: quietLogger) }
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                await withDiscardingTaskGroup { sessions in
+                    for await end in self.controlConnections.stream {
+                        sessions.addTask {
+                            await InMemoryLab.serve(end, peerUID: getuid()) { try await ControlSession.serve($0, agent: agent) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A connection to this agent's control socket, in memory.
+    func connectControl() async throws(HandoffError) -> any FrameConnection {
+        let (app, agentEnd) = InMemoryPeerConnection.pair((nil, ControlProtocol.limits), (nil, ControlProtocol.limits))
+        guard case .enqueued = controlConnections.continuation.yield(agentEnd) else { throw .connectionUnavailable("the in-memory agent \(name) stopped") }
+        return app
+    }
+
+    /// A HandoffKit app connected to this agent in memory.
+    func app(_ manifest: AppManifest, delegate: any HandoffApplicationDelegate) -> HandoffApplication {
+        HandoffApplication(manifest: manifest, delegate: delegate) { () async throws(HandoffError) in try await self.connectControl() }
+    }
+
+    /// What DNS-SD would tell this agent about `other`: its instance, address and current
+    /// (sealed) advertisement.
+    func discover(_ other: InMemoryHost) async {
+        let service = DiscoveredService(
+            instanceName: other.agent.instanceName, serviceType: Self.serviceType, domain: "local.", hostTarget: "\(other.name).local.",
+            port: UInt16(other.listener.port), txtRecord: await other.agent.advertisedTXTRecord, addresses: [other.listener.host],
+            interfaceIndex: 2)
+        await agent.handle(.resolved(service))
+    }
+}
