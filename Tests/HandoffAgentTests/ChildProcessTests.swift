@@ -70,7 +70,7 @@ struct ChildProcessTests {
         let elapsed = clock.now - start
         #expect(outcome == .timedOut)
         #expect(elapsed >= ChildProcess.terminationGrace, "\(elapsed)")
-        #expect(elapsed < .seconds(10), "\(elapsed)")
+        #expect(elapsed < .seconds(25), "\(elapsed)")  // not the 30 s of the child's sleep; wide for a loaded machine
     }
 
     @Test("cancelling the task that runs a child stops it by the same policy")

@@ -50,6 +50,7 @@ extension FrameServer.Connection {
     /// Fault injection (`faults.dropAfterBytes`): from now on, lets `budget` more bytes of frames
     /// out, then closes the connection mid-frame, as a peer that crashes or loses its link would.
     public func limitOutbound(toBytes budget: Int) async {
-        await splice.channel.limitOutbound(toBytes: budget)
+        guard let faultSite else { return await splice.channel.limitOutbound(toBytes: budget) }
+        await faultSite.limitOutbound(toBytes: budget)
     }
 }

@@ -50,6 +50,7 @@ extension FrameServer.Connection {
     ///
     /// - Throws: when the connection has closed.
     public func stallStreams(afterBytes budget: Int) async throws {
-        try await splice.channel.stallStreams(afterBytes: budget)
+        guard let faultSite else { return try await splice.channel.stallStreams(afterBytes: budget) }
+        try await faultSite.stallStreams(afterBytes: budget)
     }
 }

@@ -49,6 +49,9 @@ public struct FrameServer: Sendable {
         /// The connection's end of a relayed stream pair, should it come to carry one (it passes
         /// every frame on to `inbound` until joined).
         public var splice: StreamSplice
+        /// Where fault injection puts its decorators when not in `splice`'s channel pipeline
+        /// (``ConnectionFaultSite``); nil for the connections a FrameServer accepts.
+        public var faultSite: (any ConnectionFaultSite)? = nil
     }
 
     /// An accepted connection as the initializer prepared it.

@@ -135,14 +135,17 @@ struct InMemoryContinueTests {
 
     @Test("willSaveDelayMs on alpha: its editor saves too late, bravo gets 4610")
     func slowWillSave() async throws {
-        // alpha waits for the slow save with Task.sleep (Agent.prepareForFetch), at most its
-        // fetchTimeout: a short one keeps the test short.
+        // alpha holds the save back on its own clock, at most its fetchTimeout: a delay past it is 4610.
         let hosts = Hosts(alpha: { $0.limits.fetchTimeout = .milliseconds(20) })
         try await hosts.run { editorApp in
             let note = try await hosts.publishNote(editorApp, needsSave: true)
             _ = try await hosts.alpha.agent.changeFaults(set: .object(["willSaveDelayMs": .integer(3000)]), clear: nil).get()
-            let failed = await hosts.bravo.agent.continueActivity(id: note.identifier)
-            #expect(failed.error?.code.rawValue == 4610, "\(failed)")
+            let start = hosts.alpha.clock.now
+            async let failed = hosts.bravo.agent.continueActivity(id: note.identifier)
+            try await hosts.alpha.clock.waitForSleeper(until: start.advanced(by: .milliseconds(20)))
+            hosts.alpha.clock.advance(by: .milliseconds(20))
+            let result = await failed
+            #expect(result.error?.code.rawValue == 4610, "\(result)")
             #expect(!hosts.viewer.events.contains { if case .continued = $0 { true } else { false } }, "nothing delivered")
         }
     }

@@ -48,12 +48,8 @@ enum InMemoryLab {
         let budgets = ByteBudgets()
         let connection = FrameServer.Connection(
             inbound: inbound, outbound: outbound, remoteAddress: nil, peerIdentity: identity, gate: nil, peerUID: peerUID,
-            close: { end.closeNow() },
-            limitOutbound: { bytes in
-                budgets.queue.withLock { $0.append(bytes) }
-                try? await outbound.write(marker)
-            },
-            splice: splice)
+            close: { end.closeNow() }, splice: splice,
+            faultSite: InMemoryFaultSite(budgets: budgets, outbound: outbound, marker: marker))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await frame in sink {
@@ -110,4 +106,24 @@ enum InMemoryDevices {
 extension DeviceIdentity {
     /// What this device proves when it connects (its certificate).
     var proven: ProvenPeerIdentity { ProvenPeerIdentity(deviceID: deviceID.bytes, certificateDER: certificateDER) }
+}
+
+/// Where the in-memory lab's connections take fault decorators: a byte budget travels in order
+/// with the frames, as a marker the lab's pump applies to the connection; streams are not
+/// relayed in memory, so there is nothing to stall.
+private struct InMemoryFaultSite: ConnectionFaultSite {
+    let budgets: ByteBudgets
+    let outbound: NIOAsyncChannelOutboundWriter<Frame>
+    let marker: Frame
+
+    func limitOutbound(toBytes budget: Int) async {
+        budgets.queue.withLock { $0.append(budget) }
+        try? await outbound.write(marker)
+    }
+
+    func stallStreams(afterBytes budget: Int) async throws {
+        throw StreamsNotRelayed()
+    }
+
+    struct StreamsNotRelayed: Error {}
 }
