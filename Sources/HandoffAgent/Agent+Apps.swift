@@ -10,8 +10,16 @@ import Foundation
 extension Agent {
     // MARK: Apps: the shell of ``AppRegistry``
 
-    /// Apps the agent may start (config `appsDirectory`).
-    var launchable: [LaunchableApp] { registry.launchable }
+    /// The app registered on control connection `connection`, with that connection.
+    func app(on connection: UUID) -> (manifest: AppManifest, link: ControlLink)? {
+        guard let manifest = registry.registered[connection], let link = appLinks[connection] else { return nil }
+        return (manifest, link)
+    }
+
+    /// The registered app with this bundle ID, with its connection.
+    func app(bundleID: String) -> (manifest: AppManifest, link: ControlLink)? {
+        registry.connection(of: bundleID).flatMap { app(on: $0) }
+    }
 
     /// An app declared itself on a control connection; refused if its bundle ID is another live connection's (``AppOwnership``).
     public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) {
@@ -97,12 +105,12 @@ extension Agent {
         switch registry.route(type, fromTeam: team) {
         case .none:
             return nil
-        case .running(let connection, let manifest):
-            return appLinks[connection].map { (manifest, $0) }
+        case .running(let connection, _):
+            return app(on: connection)
         case .launch(let candidate):
             await launch(candidate)
-            guard case .running(let connection, let manifest) = registry.route(type, fromTeam: team) else { return nil }
-            return appLinks[connection].map { (manifest, $0) }
+            guard case .running(let connection, _) = registry.route(type, fromTeam: team) else { return nil }
+            return app(on: connection)
         }
     }
 

@@ -77,12 +77,6 @@ public actor Agent {
     var registry: AppRegistry
     /// The control connections of the registered apps.
     var appLinks: [UUID: ControlLink] = [:]
-    /// The registered apps, by control connection, with their connections.
-    var apps: [UUID: (manifest: AppManifest, link: ControlLink)] {
-        registry.registered.reduce(into: [:]) { result, entry in
-            if let link = appLinks[entry.key] { result[entry.key] = (entry.value, link) }
-        }
-    }
     /// Callers waiting for an app to register, by waiter ID.
     let registrations = RequestCorrelator<UUID, Void>()
     /// Apps' replies to events, by `replyID` (nil: no answer).
@@ -207,7 +201,7 @@ public actor Agent {
     func prepareForFetch(id: UUID, saving: any ActivitySaving) async -> Result<(Activity, AppIdentity?)?, HandoffError> {
         guard let activity = store.activity(id: id) else { return .success(nil) }
         let owner = store.owner(of: id)
-        guard activity.needsSave, let owner, let app = apps[owner.connectionID] else { return .success((activity, owner?.identity)) }
+        guard activity.needsSave, let owner, let app = app(on: owner.connectionID) else { return .success((activity, owner?.identity)) }
         let savedJSON: JSONValue
         switch await saving.save(id, by: owner.identity, over: app.link, within: configuration.limits.fetchTimeout, agent: self) {
         case .success(let json): savedJSON = json
@@ -227,7 +221,7 @@ public actor Agent {
     /// A peer continued one of our activities: its app gets `userActivityWasContinued`.
     public func activityWasContinued(_ request: FetchRequest, by peer: String) async {
         logger.info("activity was continued", metadata: ["handoff.id": "\(request.activityID)", "handoff.by": "\(peer)"])
-        guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else { return }
+        guard let owner = store.owner(of: request.activityID), let app = app(on: owner.connectionID) else { return }
         await tell(app.link, .wasContinued(activityID: request.activityID, continuationID: request.continuationID, peer: peer))
     }
 

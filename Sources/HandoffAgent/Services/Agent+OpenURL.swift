@@ -14,16 +14,16 @@ extension Agent {
     /// Whether an app with this bundle ID is connected; one that has a manifest in
     /// `appsDirectory` is started first.
     public func isAppConnected(bundleID: String, forDevice device: DeviceID? = nil) async -> Bool {
-        if apps.values.contains(where: { $0.manifest.identity.bundleID == bundleID }) { return true }
-        guard let candidate = launchable.first(where: { $0.manifest.identity.bundleID == bundleID }) else { return false }
+        if registry.isRegistered(bundleID) { return true }
+        guard let candidate = registry.launchable(bundleID: bundleID) else { return false }
         await launch(candidate, forDevice: device)
-        return apps.values.contains { $0.manifest.identity.bundleID == bundleID }
+        return registry.isRegistered(bundleID)
     }
 
     /// Hands a URL (or, with `inboxFile`, a file the agent wrote to the app's Inbox) to the app:
     /// `openURL`, answered within `limits.handlerTimeout`. Returns whether the app handled it.
     public func deliverOpen(url: URL, inboxFile: Bool, request: OpenRequest, peer: String) async -> Result<Bool, HandoffError> {
-        guard let app = apps.values.first(where: { $0.manifest.identity.bundleID == request.bundleID }) else {
+        guard let app = app(bundleID: request.bundleID) else {
             return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
         }
         // The sending agent names the app that asked, from that app's registration; only a

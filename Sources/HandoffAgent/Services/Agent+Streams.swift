@@ -25,7 +25,7 @@ extension Agent {
         guard activity.supportsContinuationStreams else {
             return .failure(.connectionUnavailable("activity \(activity.activityType) does not support continuation streams"))
         }
-        guard let owner = store.owner(of: request.activityID), let app = apps[owner.connectionID] else {
+        guard let owner = store.owner(of: request.activityID), let app = app(on: owner.connectionID) else {
             return .failure(.connectionUnavailable("the app that published \(activity.activityType) is not running on \(configuration.name)"))
         }
         // The peer chooses the stream ID: one already waiting is refused, never overwritten (the

@@ -21,7 +21,7 @@ extension Agent {
             activities: store.all.map {
                 AgentStatus.Held(id: $0.id, activityType: $0.activityType.rawValue, title: $0.title, expired: $0.isExpired(at: now))
             },
-            peers: directory.all.count, apps: apps.values.map(\.manifest), streamPairs: openStreamPairs)
+            peers: directory.all.count, apps: Array(registry.registered.values), streamPairs: openStreamPairs)
     }
 
     /// `handoff peers`.

@@ -6,8 +6,8 @@ import ServiceLifecycle
 /// ends with the service group, and nothing runs in an unstructured task.
 ///
 /// Jobs submitted before ``run()`` starts wait for it. When the service stops, jobs still running
-/// are cancelled, and jobs that never started are told so (``Job/stopped``): a caller waiting on
-/// ``perform(_:ifStopped:)`` gets its fallback instead of waiting for ever.
+/// are cancelled, and jobs that never started run their `ifStopped` instead (``Job/stopped``), so
+/// a caller waiting on one gets an answer instead of waiting for ever.
 public final class BackgroundWork: Service, Sendable {
     /// One piece of work, with what to do if it never runs.
     struct Job: Sendable {
@@ -26,15 +26,6 @@ public final class BackgroundWork: Service, Sendable {
     /// stopped before the work could start.
     func spawn(_ work: @escaping @Sendable () async -> Void, ifStopped: @escaping @Sendable () -> Void = {}) {
         if case .terminated = submit.yield(Job(work: work, stopped: ifStopped)) { ifStopped() }
-    }
-
-    /// Runs `work` in the service's task group and waits for its result; `ifStopped` when the
-    /// service stopped before the work could start. Cancelling the caller does not cancel the work.
-    func perform<T: Sendable>(_ work: @escaping @Sendable () async -> T, ifStopped: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-            let job = Job(work: { continuation.resume(returning: await work()) }, stopped: { continuation.resume(returning: ifStopped()) })
-            if case .terminated = submit.yield(job) { continuation.resume(returning: ifStopped()) }
-        }
     }
 
     /// Runs the jobs until the task is cancelled (the service group stops).
