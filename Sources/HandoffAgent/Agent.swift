@@ -47,7 +47,16 @@ public actor Agent {
     public nonisolated let background = BackgroundWork()
 
     var store = ActivityStore()
-    var directory: PeerDirectory
+    /// The peers found. Every change is shown to ``offerWatch``, whose events go to ``events``.
+    var directory: PeerDirectory {
+        didSet { noticeOffers() }
+    }
+    /// What the peers offer, and since when (events, `handoff list`).
+    var offerWatch = OfferWatch()
+    /// The agent's events, for `handoff watch`, apps and the desktop notifications.
+    public nonisolated let events = AgentEventHub()
+    /// Whether handoff is paused here (`handoff pause`), saved in the state directory.
+    var settings: DeviceSettings
     /// What this agent advertises (the sealing policy).
     private var sealing: AdvertisementSealing
     /// The paired devices and the advertising keys.
@@ -113,6 +122,7 @@ public actor Agent {
         self.logger = logger
         self.security = security
         self.trust = security.initialTrust
+        self.settings = security.initialSettings
         self.transport = transport
         let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         self.agentID = agentID
@@ -120,7 +130,8 @@ public actor Agent {
         self.hello = PeerHello(agentID: agentID, name: configuration.name)
         self.directory = PeerDirectory(ownAgentID: agentID)
         let sealInput = AdvertisementSealing.input(ActivityStore(), agentID: agentID, name: configuration.name, pairingOpen: false,
-                                                   key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName, now: wallClock())
+                                                   key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName,
+                                                   paused: security.initialSettings.paused, now: wallClock())
         self.intake = AdvertisementIntake(ownDeviceID: security.identity.deviceID, seen: security.initialSeen, logger: logger)
         // Past the last record of our own that peers may have taken, even if the clock went back.
         let sealing = AdvertisementSealing(sealInput, identity: security.identity, now: wallClock(),
@@ -189,7 +200,8 @@ public actor Agent {
     /// Advertises what is current at `now`, sealed again if it changed (``AdvertisementSealing``).
     func refreshAdvertisement(now: Date) {
         let input = AdvertisementSealing.input(store, agentID: agentID, name: configuration.name, pairingOpen: pairingWindow != nil,
-                                               key: trust.ownAdvertisingKey, instanceName: advertiser.registeredName ?? instanceName, now: now)
+                                               key: trust.ownAdvertisingKey, instanceName: advertiser.registeredName ?? instanceName,
+                                               paused: settings.paused, now: now)
         if let txt = sealing.reseal(input, now: now) { advertiser.updateTXTRecord(txt) }
     }
 
@@ -200,6 +212,9 @@ public actor Agent {
     /// `limits.fetchTimeout` (else 4610). Returns nil when no such activity is held.
     func prepareForFetch(id: UUID, saving: any ActivitySaving) async -> Result<(Activity, AppIdentity?)?, HandoffError> {
         guard let activity = store.activity(id: id) else { return .success(nil) }
+        guard !settings.paused else {
+            return .failure(.handoffFailed("handoff is paused on \(configuration.name): it offers no activity until `handoff resume` there"))
+        }
         let owner = store.owner(of: id)
         guard activity.needsSave, let owner, let app = app(on: owner.connectionID) else { return .success((activity, owner?.identity)) }
         let savedJSON: JSONValue

@@ -35,6 +35,8 @@ public actor HandoffApplication {
     /// Opens the connection to the agent: its control socket, unless the app was given another
     /// (an agent in the same process).
     private let connectToAgent: @Sendable () async throws(HandoffError) -> ControlChannel
+    /// The agent's events, on connections of their own (``agentEvents()``).
+    private nonisolated let eventSource: AgentEventStream
 
     private var connection: ControlChannel?
     private var readiness: Result<Void, HandoffError>?
@@ -63,6 +65,7 @@ public actor HandoffApplication {
         self.socketPath = socketPath
         self.delegate = delegate
         self.connectToAgent = { () async throws(HandoffError) in try await ControlChannel.connect(socketPath: socketPath) }
+        self.eventSource = AgentEventStream(socketPath: socketPath)
     }
 
     /// An application whose requests and events go over connections that `connect` opens
@@ -74,7 +77,19 @@ public actor HandoffApplication {
         self.socketPath = socketPath
         self.delegate = delegate
         self.connectToAgent = { () async throws(HandoffError) in ControlChannel(connection: try await connect()) }
+        self.eventSource = AgentEventStream(connect: connect)
     }
+
+    /// What the agent learns, as it learns it: activities the paired devices offer and withdraw,
+    /// devices coming and going, continuations here (``AgentEvent``). Each iteration opens a
+    /// connection of its own; it does not need ``run()``.
+    ///
+    /// ```swift
+    /// for try await event in app.agentEvents() {
+    ///     if case .activityOffered(let offer) = event.kind { print("\(offer.peer) offers \(offer.title ?? offer.activityType)") }
+    /// }
+    /// ```
+    public nonisolated func agentEvents() -> AgentEventStream { eventSource }
 
     /// The application whose ``run()`` is in progress.
     static func running() throws(HandoffError) -> HandoffApplication {
@@ -259,7 +274,7 @@ public actor HandoffApplication {
         case .wasContinued(let id, _, _)?:
             guard let activity = published[id] else { return }
             await activity.delegate?.userActivityWasContinued(activity)
-        case .streamsRequested?, .pairRequest?, .pairCode?, nil:
+        case .streamsRequested?, .pairRequest?, .pairCode?, .agent?, nil:
             // Streams are accepted in run(); pairing events go to the CLI. An event this
             // version does not know is answered empty, so the agent does not wait for it.
             if replyID != nil { await reply(replyID, .empty) }

@@ -35,8 +35,9 @@ struct AdvertisementSealing: Sendable {
     /// team, the store's sequence and this agent's name, sealed under `key` for `instanceName`;
     /// the agent's name is also offered for pairing while a pairing window is open.
     static func input(_ store: ActivityStore, agentID: String, name: String, pairingOpen: Bool, key: AdvertisingKey,
-                      instanceName: String, now: Date) -> SealInput {
-        let current = store.current(at: now).map {
+                      instanceName: String, paused: Bool = false, now: Date) -> SealInput {
+        // Paused (`handoff pause`): the device is still there for its paired devices, offering nothing.
+        let current = paused ? nil : store.current(at: now).map {
             ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
         }
         let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: name)

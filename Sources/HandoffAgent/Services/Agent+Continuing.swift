@@ -45,6 +45,7 @@ extension Agent {
     /// Runs one continuation and hands its result to everyone the coordinator says waits for it.
     private func runContinuation(id: UUID) async {
         let (outcome, handlerStarted) = await performContinuation(id: id)
+        noticeContinuation(of: id, outcome)
         for (caller, answer) in continuations.finished(id, outcome: outcome, handlerStarted: handlerStarted, now: timeline.now) {
             continuationAnswers.resolve(caller, with: answer)
         }

@@ -21,7 +21,7 @@ extension Agent {
             activities: store.all.map {
                 AgentStatus.Held(id: $0.id, activityType: $0.activityType.rawValue, title: $0.title, expired: $0.isExpired(at: now))
             },
-            peers: directory.all.count, apps: Array(registry.registered.values), streamPairs: openStreamPairs)
+            peers: directory.all.count, apps: Array(registry.registered.values), streamPairs: openStreamPairs, paused: settings.paused)
     }
 
     /// `handoff peers`.
@@ -34,8 +34,8 @@ extension Agent {
         }
     }
 
-    /// `handoff list`.
+    /// `handoff list`: newest first, with when each was first seen.
     public func offered() -> [OfferedActivity] {
-        directory.offered
+        offerWatch.current
     }
 }

@@ -21,7 +21,21 @@ public actor ControlLink {
         self.outbound = outbound
     }
 
+    /// The connection's `watch` subscriptions (``AgentEventHub``).
+    private var watches: [UUID] = []
+
     func register(_ manifest: AppManifest) { self.manifest = manifest }
+
+    func watching(_ subscription: UUID) { watches.append(subscription) }
+
+    /// Ends the connection's watches (it closed).
+    func endWatches(_ hub: AgentEventHub) {
+        for id in watches { hub.unsubscribe(id) }
+        watches.removeAll()
+    }
+
+    /// Closes the connection.
+    func close() { outbound.finish() }
 
     /// Sends a response or an event; false when the connection is gone.
     @discardableResult

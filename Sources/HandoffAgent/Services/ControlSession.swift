@@ -43,8 +43,11 @@ public enum ControlSession {
                     group.addTask { await answer(frame, link: link, agent: agent) }
                     next = try await inbound.next()
                 }
+                // The client is gone: its watches end (the group waits for them).
+                await link.endWatches(agent.events)
             }
         } catch {
+            await link.endWatches(agent.events)
             await agent.controlConnectionClosed(link)
             throw error
         }
@@ -67,7 +70,9 @@ public enum ControlSession {
         case .success(let (_, body)):
             requestID = body["requestID"]
             do throws(HandoffError) {
-                result = await execute(try ControlRequest(json: body), agent: agent, link: link)
+                let request = try ControlRequest(json: body)
+                if request == .watch { return await watch(link: link, agent: agent, requestID: requestID) }
+                result = await execute(request, agent: agent, link: link)
             } catch {
                 result = .failure(error)
             }
@@ -75,6 +80,23 @@ public enum ControlSession {
             result = .failure(error)
         }
         await link.send(ControlProtocol.responseJSON(result, requestID: requestID))
+    }
+
+    /// `watch`: answers, then sends the agent's events on the connection until it closes. A
+    /// client that falls ``AgentEventHub/bufferSize`` events behind is disconnected, so that it
+    /// never misses one without knowing.
+    static func watch(link: ControlLink, agent: Agent, requestID: JSONValue?) async {
+        let subscription = agent.events.subscribe()
+        await link.watching(subscription.id)
+        await link.send(ControlProtocol.responseJSON(.success(WatchResult().json), requestID: requestID))
+        for await event in subscription.events {
+            guard await link.send(event.json) else { break }
+        }
+        agent.events.unsubscribe(subscription.id)
+        if subscription.overflowed {
+            agent.logger.warning("closed a watch that fell \(AgentEventHub.bufferSize) events behind")
+            await link.close()
+        }
     }
 
     /// Runs one control request; the answer in its wire form.
@@ -140,6 +162,10 @@ public enum ControlSession {
         case .reply(let replyID, let reply):
             do { try await agent.resolveReply(replyID, with: reply, from: link?.id) } catch { return .failure(error) }
             return .success(EmptyResult())
+        case .setPaused(let paused):
+            do { return .success(try await agent.setPaused(paused)) } catch { return .failure(error) }
+        case .watch:
+            return .failure(.handoffFailed("watch needs a control connection"))
         case .openStreams, .acceptStreams:
             return .failure(.handoffFailed("\(request.command) must be the first request on a connection of its own"))
         }

@@ -139,6 +139,11 @@ public struct PeerDirectory: Sendable {
         }
     }
 
+    /// The names of the peers found and not found unreachable by liveness.
+    public var reachablePeerNames: Set<String> {
+        Set(peers.values.filter(isReachable).map(\.name))
+    }
+
     /// The reachable peer that offers an activity.
     public func peer(offering id: UUID) -> PeerRecord? {
         peers.values.first { $0.advertisement.current?.id == id && isReachable($0) }

@@ -19,30 +19,35 @@ public struct AgentSecurity: Sendable {
     /// The newest advertisement taken from each device, as loaded at start (replays of older
     /// ones are refused across restarts).
     public let initialSeen: SeenAdvertisements
+    /// Whether handoff is paused here, as loaded at start (`handoff pause`).
+    public let initialSettings: DeviceSettings
     /// Where the identity and the trust store live (`stateDirectory`); nil keeps them in memory.
     public let stateDirectory: String?
     /// The paired devices' IDs, readable from any thread (the listener checks them when a TLS
     /// handshake completes); the agent updates it with its trust store.
     public let paired: PairedDeviceSet
 
-    public init(identity: DeviceIdentity, trust: TrustStore, seen: SeenAdvertisements = SeenAdvertisements(), stateDirectory: String?) throws {
+    public init(identity: DeviceIdentity, trust: TrustStore, seen: SeenAdvertisements = SeenAdvertisements(),
+                settings: DeviceSettings = DeviceSettings(), stateDirectory: String?) throws {
         self.identity = identity
         self.tls = try PeerTLS(identity: identity)
         self.registry = PeerConnectionRegistry()
         self.initialTrust = trust
         self.initialSeen = seen
+        self.initialSettings = settings
         self.stateDirectory = stateDirectory
         self.paired = PairedDeviceSet(trust.devices.map(\.deviceID))
     }
 
-    /// Loads the identity, the paired devices and the seen advertisements from
+    /// Loads the identity, the paired devices, the seen advertisements and the settings from
     /// `configuration.stateDirectory`, creating them on first start.
     public static func load(_ configuration: AgentConfiguration) throws -> AgentSecurity {
         let directory = configuration.stateDirectory
         let identity = try DeviceIdentity.loadOrCreate(directory: directory, commonName: configuration.name)
         let trust = try TrustStore.load(directory: directory)
         let seen = try SeenAdvertisements.load(directory: directory)
-        return try AgentSecurity(identity: identity, trust: trust, seen: seen, stateDirectory: directory)
+        let settings = try DeviceSettings.load(directory: directory)
+        return try AgentSecurity(identity: identity, trust: trust, seen: seen, settings: settings, stateDirectory: directory)
     }
 
     /// TLS for outgoing peer connections.

@@ -61,3 +61,30 @@ public struct EmptyResult: ControlResult, Equatable {
 
     public init(json: JSONValue) {}
 }
+
+/// The answer of `pause` and `resume`: whether handoff is paused now, and whether the request
+/// changed that.
+public struct PauseResult: ControlResult, Equatable {
+    public var paused: Bool
+    /// False when it already was so.
+    public var changed: Bool
+
+    public init(paused: Bool, changed: Bool) {
+        (self.paused, self.changed) = (paused, changed)
+    }
+
+    public var json: JSONValue { .object(["paused": .bool(paused), "changed": .bool(changed)]) }
+
+    public init(json: JSONValue) {
+        self.init(paused: json["paused"]?.boolValue ?? false, changed: json["changed"]?.boolValue ?? false)
+    }
+}
+
+/// The answer of `watch`, before the events: `{"watching": true}`.
+public struct WatchResult: ControlResult, Equatable {
+    public init() {}
+
+    public var json: JSONValue { .object(["watching": .bool(true)]) }
+
+    public init(json: JSONValue) {}
+}

@@ -88,10 +88,12 @@ public struct AgentStatus: ControlResult, Equatable {
     public var apps: [AppManifest]
     /// Relayed continuation-stream pairs open now.
     public var streamPairs: Int
+    /// Whether handoff is paused here (`handoff pause`).
+    public var paused: Bool
 
     public init(name: String, deviceID: String, registeredName: String?, pairedDevices: Int, pairing: Bool, agentID: String, port: Int,
                 serviceType: String, socketPath: String, protocolVersion: Int, controlProtocolVersion: Int = ControlProtocol.version,
-                sequence: UInt64, current: UUID?, activities: [Held], peers: Int, apps: [AppManifest], streamPairs: Int) {
+                sequence: UInt64, current: UUID?, activities: [Held], peers: Int, apps: [AppManifest], streamPairs: Int, paused: Bool = false) {
         self.name = name
         self.deviceID = deviceID
         self.registeredName = registeredName
@@ -109,6 +111,7 @@ public struct AgentStatus: ControlResult, Equatable {
         self.peers = peers
         self.apps = apps
         self.streamPairs = streamPairs
+        self.paused = paused
     }
 
     public var json: JSONValue {
@@ -119,6 +122,7 @@ public struct AgentStatus: ControlResult, Equatable {
             "protocolVersion": .integer(Int64(protocolVersion)), "controlProtocolVersion": .integer(Int64(controlProtocolVersion)),
             "sequence": .integer(sequence), "current": current.map { .string($0.uuidString) } ?? .null, "activities": activities.json,
             "peers": .integer(Int64(peers)), "apps": .array(apps.map(\.json)), "streamPairs": .integer(Int64(streamPairs)),
+            "paused": .bool(paused),
         ])
     }
 
@@ -129,7 +133,7 @@ public struct AgentStatus: ControlResult, Equatable {
                   protocolVersion: json.number("protocolVersion"), controlProtocolVersion: json.number("controlProtocolVersion"),
                   sequence: json.unsigned("sequence"), current: json.uuid("current"), activities: [Held](json: json["activities"] ?? .null),
                   peers: json.number("peers"), apps: (json["apps"]?.arrayValue ?? []).compactMap { try? AppManifest(json: $0) },
-                  streamPairs: json.number("streamPairs"))
+                  streamPairs: json.number("streamPairs"), paused: json["paused"]?.boolValue ?? false)
     }
 }
 
@@ -177,16 +181,21 @@ public struct OfferedActivity: ControlResult, Equatable {
     public var peer: String
     public var activityType: String
     public var title: String?
+    /// When this agent first saw the activity on offer (nil from an agent before this field).
+    public var offeredAt: Date?
 
-    public init(id: UUID, peer: String, activityType: String, title: String?) {
-        (self.id, self.peer, self.activityType, self.title) = (id, peer, activityType, title)
+    public init(id: UUID, peer: String, activityType: String, title: String?, offeredAt: Date? = nil) {
+        (self.id, self.peer, self.activityType, self.title, self.offeredAt) = (id, peer, activityType, title, offeredAt)
     }
 
     public var json: JSONValue {
-        .object(["id": .string(id.uuidString), "peer": .string(peer), "activityType": .string(activityType), "title": title.json])
+        var body: [String: JSONValue] = ["id": .string(id.uuidString), "peer": .string(peer), "activityType": .string(activityType), "title": title.json]
+        if let offeredAt { body["offeredAt"] = .string(AgentEvent.timeText(offeredAt)) }
+        return .object(body)
     }
 
     public init(json: JSONValue) {
-        self.init(id: json.uuid("id") ?? UUID(), peer: json.text("peer"), activityType: json.text("activityType"), title: json.optionalText("title"))
+        self.init(id: json.uuid("id") ?? UUID(), peer: json.text("peer"), activityType: json.text("activityType"), title: json.optionalText("title"),
+                  offeredAt: json.optionalText("offeredAt").flatMap(AgentEvent.parseTime))
     }
 }

@@ -27,6 +27,8 @@ public enum AppEvent: Sendable, Equatable {
     case pairRequest(peer: String, deviceID: String)
     /// `handoff pair`: the code to compare; the client replies `accept`.
     case pairCode(code: String, peer: String, deviceID: String)
+    /// After `watch`: something the agent learnt (``AgentEvent``).
+    case agent(AgentEvent)
 
     /// The continuation an event is about.
     public struct Continuing: Sendable, Equatable {
@@ -73,11 +75,13 @@ public enum AppEvent: Sendable, Equatable {
         case .streamsRequested: "streamsRequested"
         case .pairRequest: "pairRequest"
         case .pairCode: "pairCode"
+        case .agent(let event): event.name
         }
     }
 
     /// The wire form's fields, `event` included.
     public var json: JSONValue {
+        if case .agent(let event) = self { return event.json }
         var body: [String: JSONValue] = ["event": .string(name)]
         func add(_ c: Continuing) {
             body["continuationID"] = .string(c.continuationID.uuidString)
@@ -114,6 +118,7 @@ public enum AppEvent: Sendable, Equatable {
             body["code"] = .string(code)
             body["peer"] = .string(peer)
             body["deviceID"] = .string(deviceID)
+        case .agent: break
         }
         return .object(body)
     }
@@ -149,7 +154,9 @@ public enum AppEvent: Sendable, Equatable {
             self = .streamsRequested(activityID: id, streamID: streamID)
         case "pairRequest": self = .pairRequest(peer: text("peer") ?? "?", deviceID: text("deviceID") ?? "?")
         case "pairCode": self = .pairCode(code: text("code") ?? "?", peer: text("peer") ?? "?", deviceID: text("deviceID") ?? "?")
-        default: return nil
+        default:
+            guard let event = AgentEvent(json: body) else { return nil }
+            self = .agent(event)
         }
     }
 }

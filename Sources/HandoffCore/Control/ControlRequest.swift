@@ -43,6 +43,10 @@ public enum ControlRequest: Sendable, Equatable {
     case openStreams(continuationID: UUID)
     /// `acceptStreams`: the source app's end of a stream pair (the connection's first request).
     case acceptStreams(streamID: UUID)
+    /// `watch`: the agent's events (``AgentEvent``) follow on this connection until it closes.
+    case watch
+    /// `pause` (true) and `resume` (false): Apple's "Allow Handoff" switch.
+    case setPaused(Bool)
 
     /// Where `open` sends: a URL, or a file's name and bytes.
     public enum OpenTarget: Sendable, Equatable {
@@ -84,7 +88,7 @@ public enum ControlRequest: Sendable, Equatable {
     /// The commands an agent knows, as named on the wire.
     public static let commandNames = [
         "status", "peers", "list", "publish", "resign", "continue", "open", "pair", "pairable", "faults", "trustList", "trustAdd",
-        "trustRemove", "registerApp", "reply",
+        "trustRemove", "registerApp", "reply", "watch", "pause", "resume",
     ]
 
     /// The request's name on the wire.
@@ -107,6 +111,8 @@ public enum ControlRequest: Sendable, Equatable {
         case .reply: "reply"
         case .openStreams: "openStreams"
         case .acceptStreams: "acceptStreams"
+        case .watch: "watch"
+        case .setPaused(let paused): paused ? "pause" : "resume"
         }
     }
 
@@ -122,7 +128,7 @@ public enum ControlRequest: Sendable, Equatable {
     public var json: JSONValue {
         var body: [String: JSONValue] = ["command": .string(command)]
         switch self {
-        case .status, .peers, .list, .pairable, .trustList: break
+        case .status, .peers, .list, .pairable, .trustList, .watch, .setPaused: break
         case .publish(let activity): body["activity"] = activity.json
         case .resign(let id): body["id"] = .string(id.uuidString)
         case .continueActivity(let id, let key):
@@ -172,6 +178,8 @@ public enum ControlRequest: Sendable, Equatable {
         case "list": self = .list
         case "pairable": self = .pairable
         case "trustList": self = .trustList
+        case "watch": self = .watch
+        case "pause", "resume": self = .setPaused(command == "pause")
         case "publish":
             guard let activityJSON = body["activity"] else { throw .handoffFailed("publish needs an \"activity\" object") }
             do { self = .publish(try Activity(json: activityJSON, defaultID: UUID())) } catch { throw .handoffFailed("cannot publish: \(error)") }

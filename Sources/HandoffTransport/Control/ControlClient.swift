@@ -8,7 +8,7 @@ public struct ControlClient: Sendable {
     public init(socketPath: String) { self.socketPath = socketPath }
 
     /// What to do when the agent cannot be reached.
-    static let hint = "Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."
+    public static let hint = "Start handoffd, or point --socket / HANDOFF_SOCKET at its socketPath."
 
     /// Connects to the agent; an unreachable agent is 4609 saying what to do.
     private func connect() async -> Result<any FrameConnection, HandoffError> {
