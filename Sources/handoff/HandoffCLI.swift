@@ -21,7 +21,8 @@ struct HandoffCLI: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/handoff/handoffd.sock (or /tmp/handoff-UID/handoffd.sock).
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
-        subcommands: [Status.self, Peers.self, List.self, Publish.self, Resign.self, Continue.self, Open.self, Pair.self, Trust.self, Fault.self])
+        subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Pause.self, Resume.self,
+                      Pair.self, Trust.self, Fault.self])
 
     /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
     /// the root parses them wherever they stand, and every subcommand's `@OptionGroup` of
@@ -84,6 +85,7 @@ struct Status: AsyncParsableCommand {
         guard let status = try await options.call(.status, as: AgentStatus.self) else { return }
         say("agent \(status.registeredName ?? status.name) (id \(status.agentID)) on port \(status.port), \(status.peers) peer(s), \(status.pairedDevices) paired device(s)")
         say("device ID \(status.deviceID)")
+        if status.paused { say("handoff is paused: this host advertises no activity and shows no notifications (`handoff resume`)") }
         if status.activities.isEmpty { say("no activities published") }
         for activity in status.activities {
             let marker = activity.id == status.current ? "*" : " "
@@ -104,19 +106,6 @@ struct Peers: AsyncParsableCommand {
             // Liveness: a peer that stopped answering still has a DNS-SD record, but nothing on offer.
             let state = peer.reachable ? offers : "unreachable"
             say("\(peer.name)  \(peer.addresses.first ?? peer.host):\(peer.port)  \(state)")
-        }
-    }
-}
-
-struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the activities your peers offer.")
-    @OptionGroup var options: GlobalOptions
-
-    func run() async throws {
-        guard let offered = try await options.call(.list, as: [OfferedActivity].self) else { return }
-        if offered.isEmpty { say("no activities on offer") }
-        for row in offered {
-            say("\(row.id.uuidString)  \(row.peer)  \(row.activityType)  \(row.title ?? "")")
         }
     }
 }
@@ -180,37 +169,6 @@ struct Resign: AsyncParsableCommand {
     func run() async throws {
         guard try await options.call(.resign(id: UUID(uuidString: id)!), as: ResignResult.self, prettyJSON: false) != nil else { return }
         say("resigned \(id)")
-    }
-}
-
-struct Continue: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Continue a peer's activity on this host: fetch it and run the local handler.",
-        discussion: """
-            Exits 0 when a handler (or the URL opener) took the activity, 1 with an NSUserActivity error code otherwise. \
-            To retry safely after a lost reply, give the retry the same --idempotency-key: the agent answers it with the \
-            first attempt's result ("replayed") and runs no handler again.
-            """)
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: "The activity ID shown by `handoff list`.") var id: String
-    @Option(name: .customLong("idempotency-key"),
-            help: ArgumentHelp("Continue at most once for this key (e.g. a UUID); a retry with it runs no handler again.", valueName: "key"))
-    var idempotencyKey: String?
-
-    func validate() throws {
-        guard UUID(uuidString: id) != nil else { throw ValidationError("\(id) is not an activity ID (a UUID as shown by `handoff list`)") }
-        if let idempotencyKey {
-            do { try ControlRequest.checkIdempotencyKey(idempotencyKey) } catch {
-                throw ValidationError("--idempotency-key must be 1 to \(ControlRequest.maximumIdempotencyKeyBytes) bytes, e.g. a UUID")
-            }
-        }
-    }
-
-    func run() async throws {
-        let request = ControlRequest.continueActivity(id: UUID(uuidString: id)!, idempotencyKey: idempotencyKey)
-        guard let result = try await options.call(request, as: ContinueResult.self, prettyJSON: false) else { return }
-        let replayed = result.replayed ? "; a retry: answered from the first attempt" : ""
-        say("continued \(result.activityType) from \(result.peer) (taken by \(result.by)\(replayed))")
     }
 }
 

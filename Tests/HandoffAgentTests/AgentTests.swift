@@ -245,10 +245,15 @@ struct AgentTests {
         #expect(peers.first?["sequence"] == .integer(9))
         #expect(peers.first?["current"] == .string(offered.id.uuidString))
 
-        #expect(await agent.listJSON() == .array([.object([
+        // Issue 17 added offeredAt (when this agent first saw it on offer) to list's answer.
+        let listed = try #require(await agent.listJSON().arrayValue)
+        guard case .object(var row)? = listed.first else { Issue.record("\(listed)"); return }
+        #expect(row.removeValue(forKey: "offeredAt")?.stringValue.flatMap(AgentEvent.parseTime) != nil)
+        #expect(listed.count == 1)
+        #expect(row == [
             "id": .string(offered.id.uuidString), "peer": .string("kitchen"),
             "activityType": .string("com.example.maps.view"), "title": .string("Map"),
-        ])]))
+        ])
         #expect(await agent.statusJSON()["peers"] == .integer(1))
     }
 

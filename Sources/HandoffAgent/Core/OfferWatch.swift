@@ -17,17 +17,13 @@ public struct OfferWatch: Sendable {
 
     public init() {}
 
-    /// The activities on offer now, newest first (ties by peer, then ID).
-    public var current: [OfferedActivity] {
-        offers.values.sorted {
-            let (a, b) = ($0.offeredAt ?? .distantPast, $1.offeredAt ?? .distantPast)
-            return a != b ? a > b : ($0.peer, $0.id.uuidString) < ($1.peer, $1.id.uuidString)
-        }
-    }
+    /// The activities on offer now, newest first (``OfferSelection/newestFirst(_:)``).
+    public var current: [OfferedActivity] { OfferSelection.newestFirst(Array(offers.values)) }
 
     /// Takes the offers and the reachable peers as they are at `now`; returns the events, in this
-    /// order: peers that became reachable, activities withdrawn, activities offered, peers that became unreachable. So a watcher sees a peer arrive before its
-    /// activity, and an activity go before its peer.
+    /// order: peers that became reachable, activities withdrawn, activities offered, peers that
+    /// became unreachable. So a watcher sees a peer arrive before its activity, and an activity go
+    /// before its peer.
     public mutating func observe(offered: [OfferedActivity], reachablePeers: Set<String>, at now: Date) -> [AgentEvent] {
         var events: [AgentEvent] = []
         for peer in reachablePeers.subtracting(reachable).sorted() { events.append(AgentEvent(.peerReachable(peer: peer), at: now)) }

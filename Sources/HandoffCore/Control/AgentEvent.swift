@@ -76,6 +76,7 @@ public struct AgentEvent: Sendable, Equatable {
             body["peer"] = .string(offered.peer)
             body["activityType"] = .string(offered.activityType)
             body["title"] = offered.title.json
+            if let offeredAt = offered.offeredAt { body["offeredAt"] = .string(Self.timeText(offeredAt)) }
         case .activityWithdrawn(let id, let peer):
             body["id"] = .string(id.uuidString)
             body["peer"] = .string(peer)
@@ -103,7 +104,8 @@ public struct AgentEvent: Sendable, Equatable {
         switch name {
         case "activityOffered":
             guard let id, let peer else { return nil }
-            kind = .activityOffered(OfferedActivity(id: id, peer: peer, activityType: body.text("activityType"), title: body.optionalText("title")))
+            kind = .activityOffered(OfferedActivity(id: id, peer: peer, activityType: body.text("activityType"), title: body.optionalText("title"),
+                                                    offeredAt: body.optionalText("offeredAt").flatMap(Self.parseTime)))
         case "activityWithdrawn":
             guard let id, let peer else { return nil }
             kind = .activityWithdrawn(id: id, peer: peer)
