@@ -64,13 +64,21 @@ public actor NotificationService: Service {
         }
         let subscription = agent.events.subscribe()
         plan = NotificationPlan(enabled: true, paused: await agent.isPaused)
+        let (agent, logger) = (agent, logger)
         let (inputs, input) = AsyncStream.makeStream(of: Input.self)
         let (jobs, job) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
         self.input = input
         self.jobs = job
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await event in subscription.events { input.yield(.event(event)) }
+                var subscription = subscription
+                while true {
+                    for await event in subscription.events { input.yield(.event(event)) }
+                    // Fell AgentEventHub.bufferSize events behind (never seen): follow them again.
+                    guard subscription.overflowed, !Task.isCancelled else { return }
+                    logger.info("desktop notifications fell behind the agent's events; following them again")
+                    subscription = agent.events.subscribe()
+                }
             }
             group.addTask {
                 await withDiscardingTaskGroup { running in
@@ -85,7 +93,6 @@ public actor NotificationService: Service {
         }
         self.input = nil
         self.jobs = nil
-        agent.events.unsubscribe(subscription.id)
         await closeAll()
     }
 
