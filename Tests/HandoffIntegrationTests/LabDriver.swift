@@ -99,7 +99,9 @@ final class LabDriver: @unchecked Sendable {
     func down() { _ = try? lab("down") }
 
     /// Writes a config for a host and (re)starts its agent with it; `environment` is added to
-    /// the agent's (as `DBUS_SESSION_BUS_ADDRESS`).
+    /// the agent's. The agent has no session bus (no desktop notifications) unless
+    /// `environment` gives one in `DBUS_SESSION_BUS_ADDRESS`: a test run from a desktop never
+    /// notifies that desktop.
     func startAgent(_ host: String, config: [String: Any] = [:], environment: [String: String] = [:]) throws {
         var full = config
         let dir = try path(host)
@@ -111,7 +113,7 @@ final class LabDriver: @unchecked Sendable {
         let file = "\(dir)/test-config.json"
         try data.write(to: URL(fileURLWithPath: file))
         try lab("agent", "stop", host)
-        try lab(["agent", "start", host, "--config", file], environment: environment)
+        try lab(["agent", "start", host, "--config", file], environment: ["DBUS_SESSION_BUS_ADDRESS": ""].merging(environment) { $1 })
     }
 
     /// Pairs the hosts' agents with each other by device ID (`scripts/lab trust`), as

@@ -29,7 +29,7 @@ public actor NotificationService: Service {
         case signal(NotificationServer.Signal, generation: Int)
         case serverGone(generation: Int)
         case retry
-        case settle(generation: Int)
+        case settle
     }
 
     private let agent: Agent
@@ -43,7 +43,8 @@ public actor NotificationService: Service {
     private var jobs: AsyncStream<@Sendable () async -> Void>.Continuation?
     /// Counts connections, so that a stale connection's signals and end are told apart.
     private var serverGeneration = 0
-    private var settleGeneration = 0
+    /// Whether a ``Input/settle`` is on its way.
+    private var settling = false
     /// Whether the one line about missing notifications has been logged.
     private var reportedMissing = false
 
@@ -100,13 +101,12 @@ public actor NotificationService: Service {
         switch next {
         case .event(let event):
             await perform(plan.receive(event))
-            if plan.hasUnsettledWithdrawals {
-                settleGeneration += 1
-                let generation = settleGeneration
-                after(Self.settleDelay, .settle(generation: generation))
+            if plan.hasUnsettledWithdrawals, !settling {
+                settling = true
+                after(Self.settleDelay, .settle)
             }
-        case .settle(let generation):
-            guard generation == settleGeneration else { return }
+        case .settle:
+            settling = false
             await perform(plan.settle())
         case .signal(let signal, let generation):
             guard generation == serverGeneration else { return }
@@ -210,8 +210,9 @@ public actor NotificationService: Service {
                     logger.debug("notification posted", metadata: ["handoff.id": "\(activity)", "handoff.notification": "\(id)"])
                     await perform(plan.posted(activity: activity, serverID: id))
                 } catch {
+                    // The server went away (or hangs): forget it, and look for one again later.
                     plan.postFailed(activity: activity)
-                    logger.info("cannot post a desktop notification", metadata: ["handoff.id": "\(activity)", "handoff.error": "\(error)"])
+                    lose("cannot post a notification: \(error)")
                 }
             case .close(let id):
                 do { try await server?.close(id) } catch {
