@@ -12,6 +12,8 @@ final class NotificationServer: Sendable {
         /// The notification went: 1 expired, 2 dismissed by the user, 3 closed by
         /// CloseNotification, 4 undefined.
         case closed(id: UInt32, reason: UInt32)
+        /// A notification server took the bus name (it started), or gave it up (it exited).
+        case serverPresent(Bool)
     }
 
     static let name = "org.freedesktop.Notifications"
@@ -33,13 +35,14 @@ final class NotificationServer: Sendable {
         SessionBus.address(environment: environment)
     }
 
-    /// Connects to the session bus at `address` and listens for the server's signals. Whether a
-    /// server is there shows with the first call (``capabilities()``).
+    /// Connects to the session bus at `address` and listens for the server's signals and for
+    /// servers starting and exiting. Whether a server is there shows with the first call
+    /// (``capabilities()``).
     static func connect(address: String) async throws(SessionBusError) -> NotificationServer {
         let (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
         let rules = ["ActionInvoked", "NotificationClosed"].map {
             "type='signal',sender='\(name)',path='\(path)',interface='\(name)',member='\($0)'"
-        }
+        } + ["type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'"]
         let bus = try await SessionBus.open(address: address, matchRules: rules, onSignal: { message in
             if let signal = parse(message) { continuation.yield(signal) }
         }, onClose: { continuation.finish() })
@@ -115,7 +118,8 @@ final class NotificationServer: Sendable {
         return try result.get()
     }
 
-    /// Reads ActionInvoked and NotificationClosed; nil for anything else.
+    /// Reads ActionInvoked, NotificationClosed and the bus's NameOwnerChanged for the server's
+    /// name; nil for anything else.
     private static func parse(_ message: OpaquePointer) -> Signal? {
         var reader = DBusArgumentReader(message)
         if dbus_message_is_signal(message, name, "ActionInvoked") != 0 {
@@ -126,6 +130,10 @@ final class NotificationServer: Sendable {
             guard let id = reader.uint32(), let reason = reader.uint32() else { return nil }
             return .closed(id: id, reason: reason)
         }
+        if dbus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") != 0 {
+            guard reader.string() == name, let _ = reader.string(), let owner = reader.string() else { return nil }
+            return .serverPresent(!owner.isEmpty)
+        }
         return nil
     }
 }
@@ -135,6 +143,7 @@ final class NotificationServer: Sendable {
     enum Signal: Sendable, Equatable {
         case actionInvoked(id: UInt32, key: String)
         case closed(id: UInt32, reason: UInt32)
+        case serverPresent(Bool)
     }
 
     struct Unavailable: Error, CustomStringConvertible {

@@ -13,13 +13,15 @@ import Foundation
 /// notifications through the desktop's notification server on the session bus, and continues an
 /// activity when its notification is clicked.
 ///
-/// Without a session bus or a notification server it logs one line saying so and carries on,
-/// trying again every ``retryInterval`` (so a server started later, as after logging in, is
-/// picked up); a server that goes away is looked for again the same way. Nothing runs with
-/// `notifications: false`. On shutdown the notifications it shows are closed.
+/// Without a session bus or a notification server it logs one line saying so and carries on. A
+/// server that starts later on the bus (as after logging in) is noticed at once from the bus's
+/// `NameOwnerChanged`; a missing bus, and a server that stopped answering, are looked for again
+/// every ``retryInterval``. Nothing runs with `notifications: false`. On shutdown the
+/// notifications it shows are closed.
 public actor NotificationService: Service {
     /// How often a missing bus or server is looked for again.
     public static let retryInterval: Duration = .seconds(30)
+    private static var retrySeconds: Int64 { retryInterval.components.seconds }
     /// How long a withdrawn activity's notification waits for the device's newer activity to
     /// replace it before it is closed (the two events come together, one after the other).
     static let settleDelay: Duration = .milliseconds(50)
@@ -27,7 +29,7 @@ public actor NotificationService: Service {
     private enum Input: Sendable {
         case event(AgentEvent)
         case signal(NotificationServer.Signal, generation: Int)
-        case serverGone(generation: Int)
+        case connectionEnded(generation: Int)
         case retry
         case settle
     }
@@ -36,13 +38,17 @@ public actor NotificationService: Service {
     private let logger: Logger
     private let environment: [String: String]
     private var plan: NotificationPlan
-    private var server: NotificationServer?
+    /// The session bus connection, to the notification server when one is there
+    /// (``NotificationPlan/capabilities`` is set then).
+    private var connection: NotificationServer?
     /// Where the run loop's inputs go (events, signals, timers).
     private var input: AsyncStream<Input>.Continuation?
     /// Work that runs beside the loop (timers, continuations), in the service's task group.
     private var jobs: AsyncStream<@Sendable () async -> Void>.Continuation?
     /// Counts connections, so that a stale connection's signals and end are told apart.
-    private var serverGeneration = 0
+    private var connectionGeneration = 0
+    /// Whether a ``Input/retry`` is on its way.
+    private var retryPending = false
     /// Whether a ``Input/settle`` is on its way.
     private var settling = false
     /// Whether the one line about missing notifications has been logged.
@@ -109,75 +115,95 @@ public actor NotificationService: Service {
             settling = false
             await perform(plan.settle())
         case .signal(let signal, let generation):
-            guard generation == serverGeneration else { return }
+            guard generation == connectionGeneration else { return }
             switch signal {
             case .actionInvoked(let id, let key): await perform(plan.actionInvoked(serverID: id, key: key))
             case .closed(let id, let reason): plan.closed(serverID: id, reason: reason)
+            case .serverPresent(true): await lookForServer()
+            case .serverPresent(false): serverLost("the notification server exited")
             }
-        case .serverGone(let generation):
-            guard generation == serverGeneration, server != nil else { return }
-            lose("the session bus connection ended")
+        case .connectionEnded(let generation):
+            guard generation == connectionGeneration, connection != nil else { return }
+            connectionLost()
         case .retry:
-            guard server == nil else { return }
-            await connect()
+            retryPending = false
+            if connection == nil { await connect() } else { await lookForServer() }
         }
     }
 
-    // MARK: The server
+    // MARK: The bus and the server
 
+    /// Connects to the session bus, then looks for the server on it.
     private func connect() async {
         guard let address = NotificationServer.sessionBusAddress(environment: environment) else {
-            missing("no session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus); run handoffd in your desktop session (as a systemd user service, or started from it) to get them",
-            )
+            missing("no session bus (DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus); run handoffd in your desktop session (as a systemd user service, or started from it) to get them; looking again every \(Self.retrySeconds) s")
             return
         }
         let connected: NotificationServer
-        let capabilities: [String]
-        let name: String
-        do {
-            connected = try await NotificationServer.connect(address: address)
-            do {
-                capabilities = try await connected.capabilities()
-                name = (try? await connected.serverName()) ?? "unknown server"
-            } catch {
-                connected.disconnect()
-                throw error
-            }
-        } catch {
-            missing("\(error); start a notification server (such as dunst, or your desktop's) to get them")
+        do { connected = try await NotificationServer.connect(address: address) } catch {
+            missing("\(error); looking again every \(Self.retrySeconds) s")
             return
         }
-        serverGeneration += 1
-        let generation = serverGeneration
-        server = connected
+        connectionGeneration += 1
+        let (generation, input) = (connectionGeneration, input)
+        connection = connected
+        spawn {
+            for await signal in connected.signals { input?.yield(.signal(signal, generation: generation)) }
+            input?.yield(.connectionEnded(generation: generation))
+        }
+        await lookForServer()
+    }
+
+    /// Asks the bus's notification server for its capabilities; the current offers are shown
+    /// if it answers.
+    private func lookForServer() async {
+        guard let connection, plan.capabilities == nil else { return }
+        let capabilities: [String]
+        do { capabilities = try await connection.capabilities() } catch {
+            missing("no notification server on the session bus (\(error)); start one (such as dunst, or your desktop's) to get them, they show as soon as it runs")
+            return
+        }
+        let name = (try? await connection.serverName()) ?? "unknown server"
         reportedMissing = false
         logger.info("desktop notifications through the session bus", metadata: [
             "handoff.server": "\(name)", "handoff.capabilities": "\(capabilities.sorted().joined(separator: ","))",
         ])
-        let input = input
-        spawn {
-            for await signal in connected.signals { input?.yield(.signal(signal, generation: generation)) }
-            input?.yield(.serverGone(generation: generation))
-        }
         await perform(plan.serverAppeared(capabilities: capabilities))
+    }
+
+    /// The server exited, or stopped answering: what it showed is gone; it is looked for when a
+    /// server takes the name again, and every ``retryInterval``.
+    private func serverLost(_ reason: String) {
+        guard plan.capabilities != nil else { return }
+        plan.serverLost()
+        logger.info("desktop notifications stopped: \(reason); they come back when a notification server runs again")
+        reportedMissing = true
+        scheduleRetry()
+    }
+
+    /// The session bus connection ended.
+    private func connectionLost() {
+        connection?.disconnect()
+        connection = nil
+        connectionGeneration += 1
+        plan.serverLost()
+        logger.info("desktop notifications stopped: the session bus connection ended; looking for it every \(Self.retrySeconds) s")
+        reportedMissing = true
+        scheduleRetry()
     }
 
     /// Logs the first time notifications cannot be shown (later times at debug level), and tries
     /// again after ``retryInterval``.
     private func missing(_ reason: String) {
-        let message: Logger.Message = "desktop notifications are off: \(reason); trying again every \(Self.retryInterval.components.seconds) s (config notifications: false turns them off)"
+        let message: Logger.Message = "desktop notifications are off: \(reason) (config notifications: false turns them off)"
         if reportedMissing { logger.debug(message) } else { logger.info(message) }
         reportedMissing = true
-        after(Self.retryInterval, .retry)
+        scheduleRetry()
     }
 
-    private func lose(_ reason: String) {
-        server?.disconnect()
-        server = nil
-        serverGeneration += 1
-        plan.serverLost()
-        logger.info("desktop notifications stopped: \(reason); looking for a notification server every \(Self.retryInterval.components.seconds) s")
-        reportedMissing = true
+    private func scheduleRetry() {
+        guard !retryPending else { return }
+        retryPending = true
         after(Self.retryInterval, .retry)
     }
 
@@ -201,21 +227,20 @@ public actor NotificationService: Service {
         for directive in directives {
             switch directive {
             case .notify(let replacing, let summary, let body, let withAction, let activity):
-                guard let server else { plan.postFailed(activity: activity); continue }
+                guard let connection, plan.capabilities != nil else { plan.postFailed(activity: activity); continue }
                 do {
                     let markup = plan.capabilities?.contains("body-markup") ?? false
-                    let id = try await server.notify(appName: "Handoff", replacing: replacing ?? 0, summary: summary,
+                    let id = try await connection.notify(appName: "Handoff", replacing: replacing ?? 0, summary: summary,
                                                      body: markup ? Self.escapingMarkup(body) : body,
                                                      actions: withAction ? [NotificationPlan.defaultAction, "Continue"] : [], expireTimeout: 0)
                     logger.debug("notification posted", metadata: ["handoff.id": "\(activity)", "handoff.notification": "\(id)"])
                     await perform(plan.posted(activity: activity, serverID: id))
                 } catch {
-                    // The server went away (or hangs): forget it, and look for one again later.
                     plan.postFailed(activity: activity)
-                    lose("cannot post a notification: \(error)")
+                    serverLost("the notification server did not take a notification (\(error))")
                 }
             case .close(let id):
-                do { try await server?.close(id) } catch {
+                do { try await connection?.close(id) } catch {
                     logger.debug("cannot close a desktop notification", metadata: ["handoff.notification": "\(id)", "handoff.error": "\(error)"])
                 }
             case .continueActivity(let id):
@@ -228,10 +253,10 @@ public actor NotificationService: Service {
     }
 
     private func closeAll() async {
-        guard let server else { return }
-        for id in plan.shownServerIDs { try? await server.close(id) }
-        server.disconnect()
-        self.server = nil
+        guard let connection else { return }
+        for id in plan.shownServerIDs { try? await connection.close(id) }
+        connection.disconnect()
+        self.connection = nil
     }
 
     /// Escapes `&`, `<` and `>` for a server that reads markup in bodies (peer names are not markup).
