@@ -9,8 +9,8 @@ import Glibc
 
 /// A private connection to the user's D-Bus session bus (libdbus-1), owned by one thread of its own.
 ///
-/// libdbus is not thread-safe unless `dbus_threads_init_default()` is called, and its calls block;
-/// so every call on the connection happens on this one thread, which sleeps in `poll()` on the
+/// libdbus's calls block, and a connection is best used from one thread; so every call on the
+/// connection happens on this one thread, which sleeps in `poll()` on the
 /// bus socket and a ``WakePipe``. Work for it is queued with ``perform(_:)``; signal messages
 /// (from the match rules given to ``open(address:matchRules:onSignal:onClose:)``) go to `onSignal` on the
 /// thread. The thread ends, and the connection closes, with ``close()`` or when the bus goes away;
@@ -53,6 +53,10 @@ final class SessionBus: Sendable {
     static func open(address: String, matchRules: [String], onSignal: @escaping @Sendable (OpaquePointer) -> Void,
                      onClose: @escaping @Sendable () -> Void) async throws(SessionBusError) -> SessionBus {
         guard let wakePipe = WakePipe() else { throw SessionBusError("no file descriptors left for a wake-up pipe") }
+        // Each connection has its own thread, but a closing connection's thread may still run
+        // while the next one opens: libdbus's global state must be locked (libdbus 1.7+ does
+        // this by itself; the call is idempotent).
+        _ = dbus_threads_init_default()
         let bus = SessionBus(wakePipe: wakePipe, onClose: onClose)
         let opened: Result<Void, SessionBusError> = await withCheckedContinuation { continuation in
             let started = DetachedThread.start(name: "dbus-session") {
