@@ -67,10 +67,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libdbus-1, for the desktop notifications (org.freedesktop.Notifications on the session bus).
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
         .target(
             name: "HandoffAgent",
             dependencies: [
                 "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
+                .target(name: "CDBus", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -8,10 +8,10 @@ import Darwin
 
 /// Starts detached POSIX threads for work that blocks in system calls (`poll()`) and so must not
 /// run on the Swift concurrency pool.
-enum DetachedThread {
+package enum DetachedThread {
     /// Runs `body` on a new detached thread named `name` (on Linux its first 15 bytes).
     /// Returns false if the thread could not be created; `body` is then never run.
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
         let payload = Unmanaged.passRetained(ThreadPayload(name: name, body: body))
         #if canImport(Darwin)
         var thread: pthread_t? = nil

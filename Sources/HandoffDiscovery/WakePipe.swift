@@ -11,13 +11,13 @@ import Darwin
 ///
 /// Both ends are non-blocking and close-on-exec, and are closed when the pipe is deallocated, so
 /// holders must keep the pipe alive while any thread may still call `wake()` or poll it.
-final class WakePipe: Sendable {
+package final class WakePipe: Sendable {
     /// The end to poll for `POLLIN`.
-    let readDescriptor: Int32
+    package let readDescriptor: Int32
     private let writeDescriptor: Int32
 
     /// Creates the pipe; nil if the system refuses (out of descriptors).
-    init?() {
+    package init?() {
         var descriptors: [Int32] = [-1, -1]
         guard pipe(&descriptors) == 0 else { return nil }
         for descriptor in descriptors {
@@ -31,13 +31,13 @@ final class WakePipe: Sendable {
     }
 
     /// Makes `readDescriptor` readable. A full pipe (EAGAIN) already means a wake-up is pending.
-    func wake() {
+    package func wake() {
         var byte: UInt8 = 1
         while write(writeDescriptor, &byte, 1) < 0 && errno == EINTR {}
     }
 
     /// Consumes pending wake-ups.
-    func drain() {
+    package func drain() {
         var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while true {
             let count = withUnsafeMutableBytes(of: &buffer) { read(readDescriptor, $0.baseAddress, $0.count) }

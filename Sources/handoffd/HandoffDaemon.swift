@@ -120,6 +120,7 @@ struct HandoffDaemon: AsyncParsableCommand {
                 .init(service: browser),
                 .init(service: DiscoveryService(browser: browser, agent: agent)),
                 .init(service: LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
+                .init(service: NotificationService(agent: agent, logger: logger)),
                 .init(service: agent.advertiserService),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],

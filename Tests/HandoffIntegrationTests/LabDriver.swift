@@ -72,8 +72,8 @@ final class LabDriver: @unchecked Sendable {
     func lab(_ args: String...) throws -> CommandResult { try lab(args) }
 
     @discardableResult
-    func lab(_ args: [String]) throws -> CommandResult {
-        let result = try run([packageRoot.appendingPathComponent("scripts/lab").path, "--name", name] + args)
+    func lab(_ args: [String], environment: [String: String] = [:]) throws -> CommandResult {
+        let result = try run([packageRoot.appendingPathComponent("scripts/lab").path, "--name", name] + args, environment: environment)
         guard result.status == 0 else { throw LabError("lab \(args.joined(separator: " ")) failed (\(result.status)): \(result.stderr)\(result.stdout)") }
         return result
     }
@@ -98,8 +98,11 @@ final class LabDriver: @unchecked Sendable {
     func up() throws { try lab("up", "\(hosts)") }
     func down() { _ = try? lab("down") }
 
-    /// Writes a config for a host and (re)starts its agent with it.
-    func startAgent(_ host: String, config: [String: Any] = [:]) throws {
+    /// Writes a config for a host and (re)starts its agent with it; `environment` is added to
+    /// the agent's. The agent has no session bus (no desktop notifications) unless
+    /// `environment` gives one in `DBUS_SESSION_BUS_ADDRESS`: a test run from a desktop never
+    /// notifies that desktop.
+    func startAgent(_ host: String, config: [String: Any] = [:], environment: [String: String] = [:]) throws {
         var full = config
         let dir = try path(host)
         full["name"] = host
@@ -110,7 +113,7 @@ final class LabDriver: @unchecked Sendable {
         let file = "\(dir)/test-config.json"
         try data.write(to: URL(fileURLWithPath: file))
         try lab("agent", "stop", host)
-        try lab("agent", "start", host, "--config", file)
+        try lab(["agent", "start", host, "--config", file], environment: ["DBUS_SESSION_BUS_ADDRESS": ""].merging(environment) { $1 })
     }
 
     /// Pairs the hosts' agents with each other by device ID (`scripts/lab trust`), as

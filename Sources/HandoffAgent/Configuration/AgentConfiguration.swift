@@ -114,6 +114,9 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var security = Security()
     /// `liveness.*`.
     public var liveness = Liveness()
+    /// `notifications`: post a desktop notification for each paired device's newest activity on
+    /// offer (docs/NOTIFICATIONS.md).
+    public var notifications = true
 
     /// The defaults, given the host name and the default socket path.
     public init(name: String, socketPath: String, inboxDirectory: String? = nil) {
@@ -159,6 +162,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         limits.handlerTimeout = try Self.seconds(reader, "limits.handlerTimeout", default: limits.handlerTimeout)
         urlOpener = reader.stringArray(forKey: "urlOpener", default: urlOpener)
         logLevel = reader.string(forKey: "logLevel", default: logLevel)
+        notifications = reader.bool(forKey: "notifications", default: notifications)
         stateDirectory = reader.string(forKey: "stateDirectory", default: stateDirectory)
         security.handshakeTimeout = try Self.seconds(reader, "security.handshakeTimeout", default: security.handshakeTimeout)
         security.pairingTimeout = try Self.seconds(reader, "security.pairingTimeout", default: security.pairingTimeout)

@@ -40,7 +40,7 @@ public enum ConfigurationFile {
         "security.handshakeTimeout": .seconds, "security.pairingTimeout": .seconds, "security.maxUnauthenticatedConnections": .int,
         "security.maxUnauthenticatedPerAddress": .int, "security.connectionsPerSecondPerAddress": .int, "security.maxConnectionsPerDevice": .int,
         "security.urlSchemes": .stringArray,
-        "liveness.interval": .seconds, "liveness.timeout": .seconds,
+        "liveness.interval": .seconds, "liveness.timeout": .seconds, "notifications": .bool,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]
 
