@@ -126,6 +126,29 @@ final class NotificationsOnHostsTests: LabTestCase {
         XCTAssertEqual(log.filter { $0.contains("continuation delivered") && $0.contains(third) }.count, 1)
     }
 
+    func testPauseClosesTheNotificationsAndResumeShowsTheOfferAgain() throws {
+        let bus = try startSessionBus()
+        try startNotificationServer(bus: bus)
+        try lab.startAgent("h2", config: try continuingConfig(), environment: ["DBUS_SESSION_BUS_ADDRESS": bus])
+        let offered = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "Before the pause")
+        try lab.waitUntil("the notification", timeout: 10) { try displayed(bus) == 1 }
+
+        // `handoff pause` on h2 (Apple's "Allow Handoff" off): its notification goes, none is posted.
+        XCTAssertEqual(try lab.handoff("h2", "pause").status, 0)
+        let closed = try lab.waitUntil("the notification closed by the pause", timeout: 5) { try displayed(bus) == 0 }
+        print("notifications: pause on h2 to its notification closed: \(Int(closed * 1000)) ms")
+        let during = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "During the pause")
+        try lab.waitUntilListed(during, on: "h2", timeout: 10)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try displayed(bus), 0, "a paused host posts no notification")
+
+        // Resumed: the activity on offer is shown again.
+        XCTAssertEqual(try lab.handoff("h2", "resume").status, 0)
+        try lab.waitUntil("the offer shown again after resume", timeout: 5) { try displayed(bus) == 1 }
+        try resign(offered, during)
+        try lab.waitUntil("closed once resigned", timeout: 10) { try displayed(bus) == 0 }
+    }
+
     func testWithoutASessionBusTheAgentSaysSoOnceAndContinuesAsBefore() throws {
         try lab.startAgent("h2", config: try continuingConfig(), environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""])
         let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "No desktop here")
