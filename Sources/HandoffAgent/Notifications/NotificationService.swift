@@ -212,11 +212,11 @@ public actor NotificationService: Service {
         jobs?.yield(work)
     }
 
-    /// Hands `next` to the loop after `delay`.
+    /// Hands `next` to the loop after `delay`, on the agent's clock (a manual one in tests).
     private func after(_ delay: Duration, _ next: Input) {
-        let input = input
+        let (input, clock) = (input, agent.clock)
         spawn {
-            guard (try? await Task.sleep(for: delay)) != nil else { return }
+            guard (try? await clock.sleep(for: delay, tolerance: nil)) != nil else { return }
             input?.yield(next)
         }
     }
