@@ -93,6 +93,10 @@ public actor Agent {
     /// Continuations delivered to apps, newest last: where their activity came from, so the app
     /// can ask for continuation streams.
     var deliveredToApps: [(continuationID: UUID, activityID: UUID, peer: PeerRecord)] = []
+    /// Fetches in flight, by the device they fetch from (``fetchWhileReachable(_:from:)``).
+    var fetchesInFlight: [DeviceID: Set<UUID>] = [:]
+    /// Ends those fetches: why the device was lost, or nil when the fetch ended by itself.
+    let lostDevices = RequestCorrelator<UUID, String?>()
     /// The continuation stream pairs this agent relays.
     nonisolated let streamRelays = StreamRelays()
     /// Continuation stream pairs relayed now, as either side's agent (`handoff status`).

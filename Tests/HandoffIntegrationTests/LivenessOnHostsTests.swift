@@ -97,6 +97,34 @@ final class LivenessOnHostsTests: LabTestCase {
         try lab.waitUntilListed(id, on: "h2", timeout: 1)
     }
 
+    /// h1's link goes down while h2 fetches from it (h1 holds the payload back 20 s): the
+    /// continuation fails at once with 4609 "h1 stopped answering", not with 4610 at fetchTimeout.
+    func testLinkDownMidContinuationFailsWith4609AtOnce() throws {
+        try lab.waitUntil("h1 reachable on h2", timeout: 10) { try h1Reachable() }
+        let id = try publishOnH1("cut off mid-continuation")
+        try lab.handoff("h1", "fault", "set", "payloadDelayMs=20000")
+        defer { _ = try? lab.handoff("h1", "fault", "clear") }
+        let continuing = try lab.startLogged("h2", [lab.handoffCLI, "continue", id, "--json"], log: "continue-cut-off")
+        Thread.sleep(forTimeInterval: 0.5)  // the fetch is under way: h1 holds the payload back
+        let cut = Date()
+        try lab.exec("h1", ["ip", "link", "set", "eth0", "down"])
+        defer { try? linkUp() }
+        var response: [String: Any] = [:]
+        let failed = try lab.waitUntil("the continuation on h2 ended", timeout: 6) {
+            guard let line = lab.logLines(continuing.log).first,
+                  let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
+            response = object
+            return true
+        }
+        print("liveness: a continuation in flight failed \(String(format: "%.3f", Date().timeIntervalSince(cut))) s after h1's link went down (waited \(String(format: "%.3f", failed)) s): \(response)")
+        XCTAssertEqual(response.errorCode, 4609, "\(response)")
+        let message = (response["error"] as? [String: Any])?["message"] as? String ?? ""
+        XCTAssertTrue(message.contains("h1 stopped answering"), message)
+        XCTAssertLessThan(Date().timeIntervalSince(cut), 5, "liveness (2 s) plus a little, far under fetchTimeout")
+        try linkUp()
+        try lab.waitUntil("h1 reachable again on h2", timeout: 5) { try h1Reachable() }
+    }
+
     /// Brings h1's eth0 up again with the multicast route `scripts/lab up` gave it (link down drops it).
     func linkUp() throws {
         try lab.exec("h1", ["ip", "link", "set", "eth0", "up"])

@@ -88,7 +88,7 @@ extension Agent {
     private func fetchAndDeliver(_ request: FetchRequest, from peer: PeerRecord, offered: ActivityAdvertisement.Current,
                                  app: (manifest: AppManifest, link: ControlLink)?, handlerStarted: inout Bool) async -> Result<ContinueResult, HandoffError> {
         let fetched: FetchedActivity
-        switch await client.fetchActivity(request, from: peer.endpoint, peerName: peer.name) {
+        switch await fetchWhileReachable(request, from: peer) {
         case .failure(let error): return .failure(error)
         case .success(let value): fetched = value
         }

@@ -44,8 +44,10 @@ extension Agent {
         if reachable {
             logger.info("peer reachable again", metadata: ["handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)"])
         } else {
-            // Idle connections to it would only hold a continuation until its fetch deadline.
+            // Idle connections to it would only hold a continuation until its fetch deadline, and
+            // the continuations fetching from it now would wait for it: both end now.
             fetchPool.discard { $0.expectedIdentity == deviceID.bytes }
+            abandonFetches(from: deviceID, name: name, lastHeard: lastHeard)
             logger.info("peer unreachable", metadata: [
                 "handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)",
                 "handoff.lastHeard": "\(lastHeard.map { ContinuationSource.describe($0, now: wallClock()) } ?? "never")",

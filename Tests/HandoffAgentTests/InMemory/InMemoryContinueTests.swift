@@ -133,6 +133,28 @@ struct InMemoryContinueTests {
         }
     }
 
+    @Test("alpha found unreachable while bravo fetches its note: the continuation fails at once with 4609, not 4610 at fetchTimeout")
+    func deviceLostMidFetch() async throws {
+        let hosts = Hosts()
+        try await hosts.run { editorApp in
+            let note = try await hosts.publishNote(editorApp)
+            _ = try await hosts.alpha.agent.changeFaults(set: .object(["payloadDelayMs": .integer(3000)]), clear: nil).get()
+            async let failed = hosts.bravo.agent.continueActivity(id: note.identifier)
+            // alpha holds the payload back; bravo's liveness then finds alpha gone.
+            try await hosts.alpha.clock.waitForSleepers(count: 1)
+            await hosts.bravo.agent.setReachability(hosts.alpha.identity.deviceID, reachable: false, lastHeard: nil)
+            let result = await failed
+            #expect(result.error?.code == .userActivityConnectionUnavailable, "\(result)")
+            #expect(result.error?.message.contains("stopped answering") == true, "\(result)")
+            #expect(await eventually { hosts.viewer.events.contains(.didFail(NotesApp.type, code: 4609)) })
+            // No time passed on bravo's clock: the fetch deadline played no part.
+            hosts.alpha.clock.advance(by: .seconds(3))
+            _ = try await hosts.alpha.agent.changeFaults(set: nil, clear: .all).get()
+            await hosts.bravo.agent.setReachability(hosts.alpha.identity.deviceID, reachable: true, lastHeard: nil)
+            #expect(try await hosts.bravo.agent.continueActivity(id: note.identifier).get().by == "app")
+        }
+    }
+
     @Test("willSaveDelayMs on alpha: its editor saves too late, bravo gets 4610")
     func slowWillSave() async throws {
         // alpha holds the save back on its own clock, at most its fetchTimeout: a delay past it is 4610.
