@@ -1,3 +1,4 @@
+import HandoffCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -17,11 +18,14 @@ public struct PairedDevice: Sendable, Hashable {
     public var publicKey: DevicePublicKey?
     /// When it was paired, to the second (as stored).
     public var pairedAt: Date
+    /// Where it can be reached without DNS-SD (`trust add --address`, `pair HOST:PORT`).
+    public var addresses: [PeerAddress]
 
     /// Creates a paired device; `pairedAt` is rounded down to the second, as it is stored.
     public init(deviceID: DeviceID, name: String, advertisingKey: AdvertisingKey? = nil, publicKey: DevicePublicKey? = nil,
-                pairedAt: Date = Date()) {
+                pairedAt: Date = Date(), addresses: [PeerAddress] = []) {
         self.deviceID = deviceID
+        self.addresses = addresses
         self.name = name
         self.advertisingKey = advertisingKey
         self.publicKey = publicKey
@@ -37,10 +41,11 @@ public struct PairedDevice: Sendable, Hashable {
 /// ```json
 /// {"version": 1, "advertisingKey": "<base64>",
 ///  "devices": [{"deviceID": "P56IOI7-…", "name": "laptop", "advertisingKey": "<base64>",
-///               "publicKey": "<base64 of the X9.63 P-256 key>", "pairedAt": "2025-05-01T12:00:00Z"}]}
+///               "publicKey": "<base64 of the X9.63 P-256 key>", "pairedAt": "2025-05-01T12:00:00Z",
+///               "addresses": ["laptop.lan:52123", "[fe80::1%eth0]:52123"]}]}
 /// ```
 ///
-/// `publicKey` is optional (files written before it existed are read as they are).
+/// `publicKey` and `addresses` are optional (files written before they existed are read as they are).
 public struct TrustStore: Sendable, Hashable {
     /// The file name of the store in its directory.
     public static let fileName = "trust.json"
@@ -70,12 +75,15 @@ public struct TrustStore: Sendable, Hashable {
     }
 
     /// Adds a paired device, or replaces the entry with the same ID. A replacement without an
-    /// advertising key or public key keeps the key already known.
+    /// advertising key or public key keeps the key already known, and keeps the addresses known
+    /// (new ones are added after them).
     public mutating func add(_ device: PairedDevice) {
         var device = device
         if let index = devices.firstIndex(where: { $0.deviceID == device.deviceID }) {
             if device.advertisingKey == nil { device.advertisingKey = devices[index].advertisingKey }
             if device.publicKey == nil { device.publicKey = devices[index].publicKey }
+            // Addresses add up: the ones known stay, new ones follow.
+            device.addresses = devices[index].addresses + device.addresses.filter { !devices[index].addresses.contains($0) }
             devices.remove(at: index)
         }
         let index = devices.firstIndex { Self.precedes(device, $0) } ?? devices.endIndex
@@ -182,6 +190,7 @@ public struct TrustStore: Sendable, Hashable {
         var advertisingKey: String?
         var publicKey: String?
         var pairedAt: String
+        var addresses: [String]?
     }
 
     /// The JSON form, pretty-printed with sorted keys.
@@ -195,7 +204,8 @@ public struct TrustStore: Sendable, Hashable {
                     name: $0.name,
                     advertisingKey: $0.advertisingKey?.base64,
                     publicKey: $0.publicKey?.base64,
-                    pairedAt: $0.pairedAt.formatted(.iso8601)
+                    pairedAt: $0.pairedAt.formatted(.iso8601),
+                    addresses: $0.addresses.isEmpty ? nil : $0.addresses.map(\.description)
                 )
             }
         )
@@ -260,8 +270,13 @@ public struct TrustStore: Sendable, Hashable {
             guard let pairedAt = try? Date(entry.pairedAt, strategy: .iso8601) else {
                 throw corrupt("\(what): pairedAt \"\(entry.pairedAt)\" is not an ISO 8601 date")
             }
+            var addresses: [PeerAddress] = []
+            for text in entry.addresses ?? [] {
+                do { addresses.append(try PeerAddress(parsing: text)) } catch { throw corrupt("\(what): \(error)") }
+            }
             guard !store.isPaired(id) else { throw corrupt("\(what): device \(id) is listed twice") }
-            store.add(PairedDevice(deviceID: id, name: entry.name, advertisingKey: key, publicKey: publicKey, pairedAt: pairedAt))
+            store.add(PairedDevice(deviceID: id, name: entry.name, advertisingKey: key, publicKey: publicKey, pairedAt: pairedAt,
+                                   addresses: addresses))
         }
         return store
     }

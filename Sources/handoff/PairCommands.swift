@@ -92,7 +92,8 @@ struct TrustList: AsyncParsableCommand {
         guard let devices = try await options.call(.trustList, as: [TrustedDevice].self) else { return }
         if devices.isEmpty { say("no paired devices (pair with `handoff pair`, or `handoff trust add DEVICE_ID`)") }
         for device in devices {
-            say("\(device.deviceID)  \(device.name)  \(device.online ? "online" : "not seen")")
+            let addresses = device.addresses.isEmpty ? "" : "  at \(device.addresses.joined(separator: ", "))"
+            say("\(device.deviceID)  \(device.name)  \(device.online ? "online" : "not seen")\(addresses)")
         }
     }
 }
@@ -104,9 +105,20 @@ struct TrustAdd: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Argument(help: ArgumentHelp("The device ID (8 groups of 7 characters).", valueName: "device-id")) var deviceID: String
     @Option(name: .long, help: "A name for the device until it is seen.") var name: String?
+    @Option(name: .customLong("address"), parsing: .singleValue,
+            help: ArgumentHelp("Where the device can be reached without DNS-SD: HOST, HOST:PORT or [IPV6]:PORT (repeatable).", valueName: "address"))
+    var addresses: [String] = []
+
+    func validate() throws {
+        for address in addresses {
+            do { _ = try PeerAddress(parsing: address) } catch { throw ValidationError("--address: \(error)") }
+        }
+    }
 
     func run() async throws {
-        guard let added = try await options.call(.trustAdd(deviceID: deviceID, name: name), as: TrustChange.self, prettyJSON: false) else { return }
+        let parsed = addresses.compactMap { try? PeerAddress(parsing: $0) }
+        guard let added = try await options.call(.trustAdd(deviceID: deviceID, name: name, addresses: parsed), as: TrustChange.self, prettyJSON: false)
+        else { return }
         say("trusted \(added.deviceID)")
     }
 }

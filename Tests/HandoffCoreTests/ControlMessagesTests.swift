@@ -27,6 +27,7 @@ struct ControlMessagesTests {
         .faults(set: .object(["payloadDelayMs": .string("3000")]), clear: nil), .faults(set: nil, clear: .all),
         .faults(set: nil, clear: .named(["corruptFrame"])),
         .trustAdd(deviceID: "ABCDEFG-HIJKLMN", name: "laptop"), .trustAdd(deviceID: "ABCDEFG", name: nil), .trustRemove(deviceID: "ABCDEFG"),
+        .trustAdd(deviceID: "ABCDEFG", name: nil, addresses: [PeerAddress(host: "h1", port: 7000), PeerAddress(host: "fe80::1%eth0", port: 7000)]),
         .registerApp(AppManifest(bundleID: "com.example.notes", teamID: "TEAM1", activityTypes: [BenchmarkFixtures.activityType])),
         .reply(replyID: UUID(), AppReply(handled: true)), .reply(replyID: UUID(), AppReply(accept: false)),
         .openStreams(continuationID: UUID()), .acceptStreams(streamID: UUID()),

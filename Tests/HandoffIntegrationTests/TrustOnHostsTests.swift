@@ -30,12 +30,12 @@ final class TrustOnHostsTests: LabTestCase {
     // MARK: Pairing
 
     /// Pairs h1 (initiating) with h3 (accepting); each side answers `answers.0` / `answers.1`.
-    func pairH1WithH3(answers: (String, String)) throws -> (PairRun, PairRun, String) {
+    func pairH1WithH3(answers: (String, String), target: String = "h3") throws -> (PairRun, PairRun, String) {
         let accept = try startPair(on: "h3", ["--accept"])
         try lab.waitUntil("h3 accepting pairing, seen by h1", timeout: 5) {
             try lab.handoff("h1", "pair", "--list").stdout.contains("h3")
         }
-        let initiate = try startPair(on: "h1", ["h3"])
+        let initiate = try startPair(on: "h1", [target])
         let codes = (try code(initiate), try code(accept))
         XCTAssertEqual(codes.0, codes.1, "both sides show the same code")
         XCTAssertNotNil(codes.0.range(of: #"^\d{3} \d{3}$"#, options: .regularExpression), "a six-digit code: \(codes.0)")
@@ -58,6 +58,39 @@ final class TrustOnHostsTests: LabTestCase {
         // Back to an outsider for the other tests.
         try lab.handoff("h1", "trust", "remove", h3ID)
         try lab.handoff("h3", "trust", "remove", h1ID)
+    }
+
+    /// The addresses a host's trust list shows for a device.
+    func addresses(on host: String, of deviceID: String) throws -> [String]? {
+        let list = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "trust", "list", "--json").stdout.utf8)) as? [[String: Any]]
+        return list?.first { $0["deviceID"] as? String == deviceID }?["addresses"] as? [String]
+    }
+
+    func testPairingByAddressRemembersTheAddress() throws {
+        let (h1ID, h3ID) = (try lab.deviceID("h1"), try lab.deviceID("h3"))
+        let address = "198.18.0.3:\(try peerPort("h3"))"
+        let (initiate, accept, _) = try pairH1WithH3(answers: ("y", "y"), target: address)
+        try finished(initiate, containing: "paired with h3")
+        try finished(accept, containing: "paired with h1")
+        XCTAssertEqual(try addresses(on: "h1", of: h3ID), [address], "h1 paired by address: it remembers where h3 is")
+        XCTAssertEqual(try addresses(on: "h3", of: h1ID), [], "h3 accepted: it was given no address")
+        XCTAssertTrue(try lab.handoff("h1", "trust", "list").stdout.contains("at \(address)"))
+        try lab.handoff("h1", "trust", "remove", h3ID)
+        try lab.handoff("h3", "trust", "remove", h1ID)
+    }
+
+    func testTrustAddTakesAddressesAndRefusesBadOnes() throws {
+        let h2ID = try lab.deviceID("h2")
+        let added = try lab.handoff("h3", "trust", "add", h2ID, "--name", "h2", "--address", "198.18.0.2:7000", "--address", "[fe80::2%eth0]:7000")
+        defer { _ = try? lab.handoff("h3", "trust", "remove", h2ID) }
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(try addresses(on: "h3", of: h2ID), ["198.18.0.2:7000", "[fe80::2%eth0]:7000"])
+        let again = try lab.handoff("h3", "trust", "add", h2ID, "--address", "h2.lan")
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(try addresses(on: "h3", of: h2ID), ["198.18.0.2:7000", "[fe80::2%eth0]:7000", "h2.lan"], "addresses add up")
+        let bad = try lab.handoff("h3", "trust", "add", h2ID, "--address", "h2:99999")
+        XCTAssertEqual(bad.status, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("1 to 65535"), bad.stderr)
     }
 
     func testPairingRefusedOnOneSideStoresNothing() throws {

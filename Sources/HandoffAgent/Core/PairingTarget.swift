@@ -16,13 +16,17 @@ enum PairingTarget {
                 "\(open.count) devices claim the name \(target) (\(addresses)); pair by address instead: `handoff pair HOST:PORT`, with the address the device shows in `handoff status`"))
         }
         if let entry = open.first { return .success(entry.endpoint) }
-        if let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]), (1...65535).contains(port) {
-            let host = String(target[..<colon].filter { $0 != "[" && $0 != "]" })
-            if !host.isEmpty { return .success(PeerEndpoint(host: host, port: port)) }
-        }
+        if let address = Self.address(target) { return .success(PeerEndpoint(host: address.host, port: address.port!)) }
         let waiting = unreadable.compactMap(\.pairingName).sorted()
         let hint = waiting.isEmpty ? "no device is accepting pairing now" : "devices accepting pairing now: \(waiting.joined(separator: ", "))"
         return .failure(.connectionUnavailable(
             "no device named \(target) is accepting pairing (\(hint)). Run `handoff pair --accept` on it first, or give its address as HOST:PORT"))
+    }
+
+    /// The address `target` names, when it is one with a port (`HOST:PORT`, `[V6]:PORT`): the
+    /// paired device is remembered at it, to be reached without DNS-SD.
+    static func address(_ target: String) -> PeerAddress? {
+        guard let address = try? PeerAddress(parsing: target), address.port != nil else { return nil }
+        return address
     }
 }

@@ -155,8 +155,8 @@ public enum ControlSession {
             return await agent.changeFaults(set: set, clear: clear).asControlResult
         case .trustList:
             return .success(await agent.trustedDevices())
-        case .trustAdd(let text, let name):
-            do { return .success(try await agent.trustAdd(try deviceID(text), name: name)) } catch { return .failure(error) }
+        case .trustAdd(let text, let name, let addresses):
+            do { return .success(try await agent.trustAdd(try deviceID(text), name: name, addresses: addresses)) } catch { return .failure(error) }
         case .trustRemove(let text):
             do { return .success(try await agent.trustRemove(try deviceID(text))) } catch { return .failure(error) }
         case .reply(let replyID, let reply):

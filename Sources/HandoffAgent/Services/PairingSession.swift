@@ -15,13 +15,16 @@ import Synchronization
 /// the exchange's directives say.
 enum PairingSession {
     /// `handoff pair`: this agent initiates.
-    static func initiate(to endpoint: PeerEndpoint, target: String, link: ControlLink, agent: Agent) async -> Result<TrustChange, HandoffError> {
+    /// - Parameter address: where the device is remembered once paired (`handoff pair HOST:PORT`).
+    static func initiate(to endpoint: PeerEndpoint, target: String, address: PeerAddress? = nil, link: ControlLink,
+                         agent: Agent) async -> Result<TrustChange, HandoffError> {
         let connection: any UnpinnedFrameConnection
         do { connection = try await agent.transport.connectUnpinned(to: endpoint, limits: Agent.pairingLimits) } catch {
             return .failure(.connectionUnavailable("cannot connect to \(target) at \(endpoint) to pair: \(error)"))
         }
         let channel = Channel(send: { try await connection.send($0) }, receive: { await input { try await connection.receive() } },
-                              close: { await connection.close() }, certificateDER: connection.provenIdentity?.certificateDER)
+                              close: { await connection.close() }, certificateDER: connection.provenIdentity?.certificateDER,
+                              address: address)
         let role = PairingRole.initiator(target: target, hello: agent.hello, timeout: agent.configuration.security.pairingTimeout)
         let result = await run(role, remote: connection.provenIdentity?.device, over: channel, link: link, agent: agent, clock: agent.clock)
         await connection.close()
@@ -61,6 +64,8 @@ enum PairingSession {
         /// pairing stores its public key, so the device's signed advertisements are believed at
         /// once, without a key exchange first.
         var certificateDER: [UInt8]?
+        /// Where the other device was reached, when it was by address: it is remembered there.
+        var address: PeerAddress? = nil
     }
 
     /// The next frame as an input for the exchange.
@@ -109,7 +114,8 @@ enum PairingSession {
                 case .store(let id, let name, let key):
                     let stored: Result<TrustChange, HandoffError>
                     do throws(HandoffError) {
-                        stored = .success(try await agent.completePairing(with: id, name: name, key: key, certificateDER: channel.certificateDER))
+                        stored = .success(try await agent.completePairing(with: id, name: name, key: key, certificateDER: channel.certificateDER,
+                                                                          addresses: channel.address.map { [$0] } ?? []))
                     } catch {
                         stored = .failure(error)
                     }

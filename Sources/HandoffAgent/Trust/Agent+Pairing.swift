@@ -74,7 +74,8 @@ extension Agent {
     }
 
     /// Both users confirmed: stores the device and its advertising key.
-    func completePairing(with id: DeviceID, name: String, key: [UInt8], certificateDER: [UInt8]?) throws(HandoffError) -> TrustChange {
+    func completePairing(with id: DeviceID, name: String, key: [UInt8], certificateDER: [UInt8]?,
+                         addresses: [PeerAddress] = []) throws(HandoffError) -> TrustChange {
         var next = trust
         var advertisingKey = try? AdvertisingKey(bytes: key)
         if let claimed = advertisingKey {
@@ -87,7 +88,7 @@ extension Agent {
         // The public key from the certificate the device presented while pairing (its SHA-256
         // is the device ID, checked here again): its signed records are believed at once.
         let publicKey = certificateDER.flatMap { try? DevicePublicKey(certificateDER: $0, of: id) }
-        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: advertisingKey, publicKey: publicKey))
+        next.add(PairedDevice(deviceID: id, name: name, advertisingKey: advertisingKey, publicKey: publicKey, addresses: addresses))
         try commit(next)
         logger.info("paired", metadata: ["handoff.device": "\(id.shortID)", "handoff.peer": "\(name)"])
         reopenUnreadable()
@@ -102,6 +103,8 @@ extension Agent {
         case .failure(let error): return .failure(error)
         case .success(let value): endpoint = value
         }
-        return await PairingSession.initiate(to: endpoint, target: target, link: link, agent: self)
+        // Paired by address: the device is remembered there (unless a name on offer matched).
+        let address = unreadable.values.contains { $0.pairingName?.lowercased() == target.lowercased() } ? nil : PairingTarget.address(target)
+        return await PairingSession.initiate(to: endpoint, target: target, address: address, link: link, agent: self)
     }
 }

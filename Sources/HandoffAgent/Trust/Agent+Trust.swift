@@ -54,7 +54,8 @@ extension Agent {
     public func trustedDevices() -> [TrustedDevice] {
         trust.devices.map { device in
             TrustedDevice(deviceID: device.deviceID.description, name: device.name, pairedAt: device.pairedAt.formatted(.iso8601),
-                          advertisingKeyKnown: device.advertisingKey != nil, online: directory.all.contains { $0.deviceID == device.deviceID })
+                          advertisingKeyKnown: device.advertisingKey != nil, online: directory.all.contains { $0.deviceID == device.deviceID },
+                          addresses: device.addresses.map(\.description))
         }
     }
 
@@ -64,7 +65,7 @@ extension Agent {
     /// checks its signatures), the device's advertisements can be read at once; without, the
     /// agent learns them by connecting to the device when it sees its advertisement.
     public func trustAdd(_ id: DeviceID, name: String?, advertisingKey: AdvertisingKey? = nil,
-                         certificateDER: [UInt8]? = nil) throws(HandoffError) -> TrustChange {
+                         certificateDER: [UInt8]? = nil, addresses: [PeerAddress] = []) throws(HandoffError) -> TrustChange {
         guard id != deviceID else { throw .handoffFailed("\(id) is this device's own ID; add the ID that the other device's `handoff status` prints") }
         var publicKey: DevicePublicKey?
         do {
@@ -74,7 +75,8 @@ extension Agent {
             throw .handoffFailed("\(error.message). Nothing was changed.")
         }
         var next = trust
-        next.add(PairedDevice(deviceID: id, name: name ?? trust.device(id)?.name ?? id.shortID, advertisingKey: advertisingKey, publicKey: publicKey))
+        next.add(PairedDevice(deviceID: id, name: name ?? trust.device(id)?.name ?? id.shortID, advertisingKey: advertisingKey, publicKey: publicKey,
+                              addresses: addresses))
         try commit(next)
         logger.info("device trusted", metadata: ["handoff.device": "\(id.shortID)"])
         reopenUnreadable()

@@ -95,21 +95,25 @@ public struct TrustedDevice: ControlResult, Equatable {
     public var advertisingKeyKnown: Bool
     /// Whether it is discovered now.
     public var online: Bool
+    /// Where it can be reached without DNS-SD (``PeerAddress``, written form).
+    public var addresses: [String]
 
-    public init(deviceID: String, name: String, pairedAt: String, advertisingKeyKnown: Bool, online: Bool) {
+    public init(deviceID: String, name: String, pairedAt: String, advertisingKeyKnown: Bool, online: Bool, addresses: [String] = []) {
         (self.deviceID, self.name, self.pairedAt, self.advertisingKeyKnown, self.online) = (deviceID, name, pairedAt, advertisingKeyKnown, online)
+        self.addresses = addresses
     }
 
     public var json: JSONValue {
         .object([
             "deviceID": .string(deviceID), "name": .string(name), "pairedAt": .string(pairedAt),
-            "advertisingKeyKnown": .bool(advertisingKeyKnown), "online": .bool(online),
+            "advertisingKeyKnown": .bool(advertisingKeyKnown), "online": .bool(online), "addresses": .array(addresses.map { .string($0) }),
         ])
     }
 
     public init(json: JSONValue) {
         self.init(deviceID: json.text("deviceID"), name: json.text("name"), pairedAt: json.text("pairedAt"),
-                  advertisingKeyKnown: json["advertisingKeyKnown"]?.boolValue ?? false, online: json["online"]?.boolValue ?? false)
+                  advertisingKeyKnown: json["advertisingKeyKnown"]?.boolValue ?? false, online: json["online"]?.boolValue ?? false,
+                  addresses: json["addresses"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 }
 

@@ -31,8 +31,9 @@ public enum ControlRequest: Sendable, Equatable {
     case faults(set: JSONValue?, clear: FaultClearing?)
     /// `trustList`: the paired devices.
     case trustList
-    /// `trustAdd`: pairs with a device by its ID (checked by the agent, which knows the format).
-    case trustAdd(deviceID: String, name: String?)
+    /// `trustAdd`: pairs with a device by its ID (checked by the agent, which knows the format),
+    /// with addresses where it can be reached without DNS-SD.
+    case trustAdd(deviceID: String, name: String?, addresses: [PeerAddress] = [])
     /// `trustRemove`: unpairs a device.
     case trustRemove(deviceID: String)
     /// `registerApp`: this connection is the app the manifest describes; events follow.
@@ -151,9 +152,10 @@ public enum ControlRequest: Sendable, Equatable {
             case .all?: body["clear"] = .string("all")
             case .named(let names)?: body["clear"] = .array(names.map { .string($0) })
             }
-        case .trustAdd(let id, let name):
+        case .trustAdd(let id, let name, let addresses):
             body["deviceID"] = .string(id)
             if let name { body["name"] = .string(name) }
+            if !addresses.isEmpty { body["addresses"] = .array(addresses.map { .string($0.description) }) }
         case .trustRemove(let id): body["deviceID"] = .string(id)
         case .registerApp(let manifest): body["app"] = manifest.json
         case .reply(let id, let reply):
@@ -200,7 +202,8 @@ public enum ControlRequest: Sendable, Equatable {
         case "faults": self = .faults(set: body["set"].flatMap { $0 == .null ? nil : $0 }, clear: try Self.faultClearing(body["clear"]))
         case "trustAdd", "trustRemove":
             guard let id = body["deviceID"]?.stringValue else { throw .handoffFailed("\(command) needs \"deviceID\", as `handoff status` prints it") }
-            self = command == "trustAdd" ? .trustAdd(deviceID: id, name: body["name"]?.stringValue) : .trustRemove(deviceID: id)
+            self = command == "trustAdd" ? .trustAdd(deviceID: id, name: body["name"]?.stringValue, addresses: try Self.addresses(body["addresses"]))
+                : .trustRemove(deviceID: id)
         case "registerApp":
             do { self = .registerApp(try AppManifest(json: body["app"] ?? .null)) } catch { throw .handoffFailed("registerApp: \(error)") }
         case "reply": self = .reply(replyID: try uuid("replyID", "from the event it answers"), AppReply(json: body["result"] ?? .null))
@@ -254,6 +257,17 @@ public enum ControlRequest: Sendable, Equatable {
             throw .handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)}")
         }
         return OpenCommand(peer: peer, bundleID: bundleID, target: .file(name: name, data: Array(data)), annotation: annotation)
+    }
+
+    private static func addresses(_ value: JSONValue?) throws(HandoffError) -> [PeerAddress] {
+        guard let value, value != .null else { return [] }
+        guard let items = value.arrayValue else { throw .handoffFailed("trustAdd: \"addresses\" must be a list of HOST[:PORT] strings") }
+        var addresses: [PeerAddress] = []
+        for item in items {
+            guard let text = item.stringValue else { throw .handoffFailed("trustAdd: \"addresses\" must be a list of HOST[:PORT] strings") }
+            do { addresses.append(try PeerAddress(parsing: text)) } catch { throw .handoffFailed("trustAdd: \(error)") }
+        }
+        return addresses
     }
 
     private static func faultClearing(_ value: JSONValue?) throws(HandoffError) -> FaultClearing? {
