@@ -126,7 +126,7 @@ let package = Package(
         ),
         // Helpers for tests and benchmarks: a manual clock, an in-memory peer transport, the
         // benchmark fixtures (a product, so that the micro benchmarks in Benchmarks/ share them).
-        .target(name: "HandoffTestSupport", dependencies: ["HandoffCore"]),
+        .target(name: "HandoffTestSupport", dependencies: ["HandoffCore", "HandoffTransport"]),
         // The macro benchmarks' clients, which scripts/bench runs inside the lab's hosts. Here, not
         // in Benchmarks/Package.swift, so that the test build makes them (CI runs `bench --short`).
         .executableTarget(

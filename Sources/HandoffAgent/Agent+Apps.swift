@@ -43,9 +43,7 @@ extension Agent {
         let (app, unanswered) = registry.disconnected(link.id)
         appLinks.removeValue(forKey: link.id)
         if let app { logger.info("app disconnected", metadata: ["handoff.app": "\(app.identity.bundleID)"]) }
-        if let window = pairingWindow, window.link.id == link.id {
-            closePairingWindow(window.id, .failure(.handoffFailed("pairing was cancelled")))
-        }
+        execute(pairing.connectionClosed(link.id))
         let resigned = store.resignAll(ownedBy: link.id)
         if !resigned.isEmpty { refreshAdvertisement() }
         for id in unanswered { replies.resolve(id, with: nil) }

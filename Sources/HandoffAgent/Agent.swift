@@ -73,8 +73,12 @@ public actor Agent {
     var keyLearning = KeyLearning()
     /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
     var resolveGenerations: [DeviceID: Int] { intake.resolveGenerations }
-    /// The open pairing window (`handoff pair --accept`), if any.
-    var pairingWindow: PairingWindow?
+    /// Whether a pairing window is open (`handoff pair --accept`), and its rules.
+    var pairing = PairingWindowState<AgentInstant>()
+    /// The open window's control connection and, once a device claimed it, its pairing connection.
+    var pairingLinks: [UUID: PairingWindowLinks] = [:]
+    /// The `handoff pair --accept` callers waiting for their window's outcome, by window ID.
+    let pairingAnswers = RequestCorrelator<UUID, Result<TrustChange, HandoffError>>()
     /// The faults this agent injects now: `faults` from the configuration, changed by
     /// `handoff fault` (docs/FAULTS.md).
     public internal(set) var faults: FaultPlan

@@ -37,6 +37,9 @@ public actor HandoffApplication {
     private let connectToAgent: @Sendable () async throws(HandoffError) -> ControlChannel
     /// The agent's events, on connections of their own (``agentEvents()``).
     private nonisolated let eventSource: AgentEventStream
+    /// Opens a connection for one pair of continuation streams: to the control socket, unless the
+    /// app was given another.
+    private let connectStreamChannel: @Sendable () async throws -> EncodedFrameChannel
 
     private var connection: ControlChannel?
     private var readiness: Result<Void, HandoffError>?
@@ -66,18 +69,22 @@ public actor HandoffApplication {
         self.delegate = delegate
         self.connectToAgent = { () async throws(HandoffError) in try await ControlChannel.connect(socketPath: socketPath) }
         self.eventSource = AgentEventStream(socketPath: socketPath)
+        self.connectStreamChannel = { try await StreamChannels.connect(controlSocket: socketPath) }
     }
 
     /// An application whose requests and events go over connections that `connect` opens
     /// instead of the control socket: to an agent in the same process, in tests. Continuation
-    /// streams still need the control socket (at `socketPath`).
+    /// streams go over channels that `connectStreams` opens (``PipeChannels/appStream(group:)``),
+    /// else over the control socket (at `socketPath`).
     public init(manifest: AppManifest, socketPath: String = "", delegate: any HandoffApplicationDelegate,
-                connect: @escaping @Sendable () async throws(HandoffError) -> any FrameConnection) {
+                connect: @escaping @Sendable () async throws(HandoffError) -> any FrameConnection,
+                connectStreams: (@Sendable () async throws -> EncodedFrameChannel)? = nil) {
         self.manifest = manifest
         self.socketPath = socketPath
         self.delegate = delegate
         self.connectToAgent = { () async throws(HandoffError) in ControlChannel(connection: try await connect()) }
         self.eventSource = AgentEventStream(connect: connect)
+        self.connectStreamChannel = connectStreams ?? { try await StreamChannels.connect(controlSocket: socketPath) }
     }
 
     /// What the agent learns, as it learns it: activities the paired devices offer and withdraw,
@@ -204,7 +211,7 @@ public actor HandoffApplication {
     func openStreams(_ request: ControlRequest) async -> Result<ContinuationStreams, HandoffError> {
         guard let hostSink else { return .failure(.connectionUnavailable("the app is not connected to its agent")) }
         let channel: EncodedFrameChannel
-        do { channel = try await StreamChannels.connect(controlSocket: socketPath) } catch {
+        do { channel = try await connectStreamChannel() } catch {
             return .failure(.connectionUnavailable("cannot reach the handoff agent at \(socketPath): \(error)"))
         }
         let hosted = await withCheckedContinuation { continuation in

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTransport
 import Synchronization
 
 /// A network of whole agents in one process: each agent listens at an address of its own
@@ -6,7 +7,10 @@ import Synchronization
 /// ``InMemoryPeerTransport`` (``transport(identity:)``). Nothing touches a socket.
 ///
 /// A listener hands each accepted connection to its ``Listener/connections`` stream, for the
-/// test's agent to serve (its `PeerSession`, as the daemon's listener would).
+/// test's agent to serve (its `PeerSession`, as the daemon's listener would). Stream connections
+/// (continuation streams, `open`) are NIO channels joined by pipes (``PipeChannels``), set up as
+/// on TCP, so that the agents' relay joins their splices as between hosts; a listener hands them
+/// to its ``Listener/streams``.
 public final class InMemoryNetwork: Sendable {
     /// A connection a listener accepted: the listening agent's end, and who connected.
     public struct Accepted: Sendable {
@@ -15,6 +19,15 @@ public final class InMemoryNetwork: Sendable {
         public var connection: InMemoryPeerConnection
         /// The connecting agent's address, for logs.
         public var remote: String
+    }
+
+    /// A stream connection a listener accepted: the listening agent's end, set up as its
+    /// listener sets up a connection it accepts, and who connected.
+    public struct AcceptedStream: Sendable {
+        /// The listening agent's end, to serve.
+        public var connection: PipeChannels.Served
+        /// The identity the connecting agent proved (nil for a transport without one).
+        public var identity: ProvenPeerIdentity?
     }
 
     /// An agent's listening address.
@@ -28,9 +41,14 @@ public final class InMemoryNetwork: Sendable {
         /// Each accepted connection, in order; finishes when the listener stops.
         public let connections: AsyncStream<Accepted>
         let sink: AsyncStream<Accepted>.Continuation
+        /// Each accepted stream connection, in order; finishes when the listener stops.
+        public let streams: AsyncStream<AcceptedStream>
+        let streamSink: AsyncStream<AcceptedStream>.Continuation
         let limits: FrameLimits
         /// The listener's ends of the connections it accepted, for ``InMemoryNetwork/takeDown(host:port:)``.
         let accepted = Mutex<[InMemoryPeerConnection]>([])
+        /// The listener's ends of the stream connections it accepted, likewise.
+        let acceptedStreams = Mutex<[PipeChannels.Served]>([])
 
         init(host: String, port: Int, identity: ProvenPeerIdentity, limits: FrameLimits) {
             self.host = host
@@ -38,6 +56,13 @@ public final class InMemoryNetwork: Sendable {
             self.identity = identity
             self.limits = limits
             (connections, sink) = AsyncStream.makeStream(of: Accepted.self)
+            (streams, streamSink) = AsyncStream.makeStream(of: AcceptedStream.self)
+        }
+
+        /// Stops accepting connections.
+        func stop() {
+            sink.finish()
+            streamSink.finish()
         }
 
         /// The endpoint that reaches this listener, pinned to its identity.
@@ -58,7 +83,7 @@ public final class InMemoryNetwork: Sendable {
     public func listen(host: String, port: Int, identity: ProvenPeerIdentity, limits: FrameLimits) -> Listener {
         let listener = Listener(host: host, port: port, identity: identity, limits: limits)
         let replaced = listeners.withLock { $0.updateValue(listener, forKey: Address(host: host, port: port)) }
-        replaced?.sink.finish()
+        replaced?.stop()
         return listener
     }
 
@@ -66,15 +91,16 @@ public final class InMemoryNetwork: Sendable {
     /// no agent runs); connections already open stay.
     public func stopListening(host: String, port: Int) {
         let listener = listeners.withLock { $0.removeValue(forKey: Address(host: host, port: port)) }
-        listener?.sink.finish()
+        listener?.stop()
     }
 
     /// Takes the host at `host`:`port` off the network, as a host that goes away: its listener
     /// stops, and every connection it accepted breaks (both ends read the end).
     public func takeDown(host: String, port: Int) {
         let listener = listeners.withLock { $0.removeValue(forKey: Address(host: host, port: port)) }
-        listener?.sink.finish()
+        listener?.stop()
         for connection in listener?.accepted.withLock({ $0 }) ?? [] { connection.closeNow() }
+        for connection in listener?.acceptedStreams.withLock({ $0 }) ?? [] { connection.close() }
     }
 
     /// A transport for an agent that proves `identity` when it connects.
@@ -88,6 +114,34 @@ public final class InMemoryNetwork: Sendable {
     ///   `.noPinnedIdentity` for a pinned connect to an endpoint without an identity,
     ///   `.wrongCertificate` when the listener is another device than the one pinned.
     func connect(to endpoint: PeerEndpoint, from identity: ProvenPeerIdentity?, limits: FrameLimits, pinned: Bool) throws -> InMemoryPeerConnection {
+        let listener = try listener(at: endpoint, pinned: pinned)
+        let (client, server) = InMemoryPeerConnection.pair((identity, limits), (listener.identity, listener.limits))
+        let remote = identity.map { "in-memory:" + $0.deviceID.prefix(4).map { String($0, radix: 16) }.joined() } ?? "in-memory"
+        listener.accepted.withLock { $0.append(server) }
+        guard case .enqueued = listener.sink.yield(Accepted(connection: server, remote: remote)) else {
+            throw PeerConnectError(.connectionRefused, reason: "connection refused")
+        }
+        return client
+    }
+
+    /// Opens a stream connection to the pinned listener at `endpoint` (pipes between two NIO
+    /// channels, set up as on TCP: ``PipeChannels/peerStream(limits:listenerLimits:options:group:)``),
+    /// or refuses as ``connect(to:from:limits:pinned:)`` does.
+    func connectStream(to endpoint: PeerEndpoint, from identity: ProvenPeerIdentity?, limits: FrameLimits,
+                       options: PeerStreamOptions) async throws -> ChannelStreamConnection {
+        let listener = try listener(at: endpoint, pinned: true)
+        let (client, server) = try await PipeChannels.peerStream(limits: limits, listenerLimits: listener.limits, options: options)
+        listener.acceptedStreams.withLock { $0.append(server) }
+        guard case .enqueued = listener.streamSink.yield(AcceptedStream(connection: server, identity: identity)) else {
+            server.close()
+            client.close()
+            throw PeerConnectError(.connectionRefused, reason: "connection refused")
+        }
+        return client
+    }
+
+    /// The listener at `endpoint`, after the identity checks TLS would make; else why not.
+    private func listener(at endpoint: PeerEndpoint, pinned: Bool) throws -> Listener {
         guard let listener = listeners.withLock({ $0[Address(host: endpoint.host, port: endpoint.port)] }) else {
             throw PeerConnectError(.connectionRefused, reason: "connection refused")
         }
@@ -99,12 +153,6 @@ public final class InMemoryNetwork: Sendable {
                 throw PeerConnectError(.wrongCertificate, reason: "the peer at \(endpoint) did not present the certificate of the device it was pinned to")
             }
         }
-        let (client, server) = InMemoryPeerConnection.pair((identity, limits), (listener.identity, listener.limits))
-        let remote = identity.map { "in-memory:" + $0.deviceID.prefix(4).map { String($0, radix: 16) }.joined() } ?? "in-memory"
-        listener.accepted.withLock { $0.append(server) }
-        guard case .enqueued = listener.sink.yield(Accepted(connection: server, remote: remote)) else {
-            throw PeerConnectError(.connectionRefused, reason: "connection refused")
-        }
-        return client
+        return listener
     }
 }

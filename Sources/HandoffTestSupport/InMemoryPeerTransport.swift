@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTransport
 
 /// The in-memory ``PeerTransport`` of one agent on an ``InMemoryNetwork``: pinned, unpinned and
 /// stream connections to the other agents' listeners, with the identity checks TLS makes (a
@@ -24,7 +25,9 @@ public struct InMemoryPeerTransport: PeerTransport {
         try network.connect(to: endpoint, from: identity, limits: limits, pinned: false)
     }
 
-    public func connectStream(to endpoint: PeerEndpoint, limits: FrameLimits, options: PeerStreamOptions) async throws -> InMemoryStreamConnection {
-        InMemoryStreamConnection(connection: try network.connect(to: endpoint, from: identity, limits: limits, pinned: true))
+    /// A stream connection: NIO channels joined by pipes, set up as on TCP (without TLS), so the
+    /// agents relay continuation streams by joining their splices, with backpressure.
+    public func connectStream(to endpoint: PeerEndpoint, limits: FrameLimits, options: PeerStreamOptions) async throws -> ChannelStreamConnection {
+        try await network.connectStream(to: endpoint, from: identity, limits: limits, options: options)
     }
 }

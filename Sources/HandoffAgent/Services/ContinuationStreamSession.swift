@@ -56,7 +56,7 @@ enum ContinuationStreamSession {
             claim.relay.onDone(close: connection.close)
             claim.release.resume(returning: true)
             // The peer's session closes its connection; both close once both directions have ended.
-            await claim.relay.waitUntilDone()
+            await claim.relay.waitUntilDone(ownConnectionClosed: { connection.splice.isClosed })
             return
         }
 
@@ -124,7 +124,7 @@ enum ContinuationStreamSession {
                 // learns of the break from its connection closing (the relay's end, below).
                 return
             }
-            await relay.waitUntilDone()
+            await relay.waitUntilDone(ownConnectionClosed: { connection.splice.isClosed })
         }
     }
 

@@ -102,7 +102,7 @@ public enum PeerSession {
                     // event loops. The connection stays until both directions have ended (or one
                     // side has gone away).
                     relay.onDone(close: connection.close)
-                    await relay.waitUntilDone()
+                    await relay.waitUntilDone(ownConnectionClosed: { connection.splice.isClosed })
                 }
                 return
             case .pair(let name, let commitment):

@@ -51,7 +51,14 @@ final class StreamRelay: Sendable {
 
     /// Waits until both directions have ended, or one side has gone away. Cancelling the waiting
     /// task (the agent shutting down) ends the pair: both connections are closed.
-    func waitUntilDone() async {
+    ///
+    /// A served session is also cancelled when its own connection closes. Then the pair is not
+    /// ended here (`ownConnectionClosed` is true): that connection's splice reports the end itself,
+    /// once what it read, its `streamEnd` included, has gone out to the other side. (Ending the
+    /// pair at once closed the other connection with that `streamEnd` still waiting to be
+    /// written, when the other side was slower: an app that wrote its last bytes and closed lost
+    /// them.)
+    func waitUntilDone(ownConnectionClosed: @escaping @Sendable () -> Bool) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
@@ -62,7 +69,7 @@ final class StreamRelay: Sendable {
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            directionEnded(nil)
+            if !ownConnectionClosed() { directionEnded(nil) }
         }
     }
 }

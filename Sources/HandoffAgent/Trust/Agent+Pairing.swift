@@ -8,14 +8,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `handoff pair --accept`: open for one pairing attempt, until it ends or times out.
-struct PairingWindow: Sendable {
-    let id: UUID
+/// What the agent holds for the open pairing window (the decisions are ``PairingWindowState``'s).
+struct PairingWindowLinks: Sendable {
+    /// The connection of `handoff pair --accept`: the pairing shows its code and asks there.
     let link: ControlLink
-    let continuation: CheckedContinuation<Result<TrustChange, HandoffError>, Never>
-    /// Whether a device has started pairing (one attempt per window).
-    var claimed = false
-    /// Closes the pairing connection, when the window ends first.
+    /// Closes the pairing connection, once a device has claimed the window.
     var closeConnection: (@Sendable () -> Void)?
 }
 
@@ -32,39 +29,70 @@ extension Agent {
             .sorted { $0.name < $1.name }
     }
 
-    /// `handoff pair --accept`: opens this device to one pairing attempt for `security.pairingTimeout`.
-    /// The advertisement shows this agent's name meanwhile, so the other device can find it.
+    /// The open pairing window, if any (``PairingWindowState``).
+    var pairingWindow: PairingWindowState<AgentInstant>.Window? { pairing.window }
+
+    /// `handoff pair --accept`: opens this device to one pairing attempt for `security.pairingTimeout`
+    /// (``PairingWindowState``). The advertisement shows this agent's name meanwhile, so the other
+    /// device can find it. The window's timer runs in the caller's task, on the agent's clock.
     public func acceptPairing(link: ControlLink) async -> Result<TrustChange, HandoffError> {
-        guard pairingWindow == nil else {
-            return .failure(.handoffFailed("\(configuration.name) is already accepting a pairing; finish or cancel that one first"))
-        }
         let id = UUID()
+        _ = pairingAnswers.open(id)
         let timeout = configuration.security.pairingTimeout
-        logger.info("accepting pairing", metadata: ["handoff.timeout": "\(timeout)"])
-        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<Result<TrustChange, HandoffError>, Never>) in
-            pairingWindow = PairingWindow(id: id, link: link, continuation: continuation)
-            refreshAdvertisement()
-        } expire: {
-            await self.closePairingWindow(id, .failure(.remoteTimedOut("no device completed pairing within \(timeout); nothing was stored")))
+        let directives = pairing.open(id, owner: link.id, name: configuration.name, timeout: timeout, now: timeline.now)
+        var timer: AgentInstant?
+        for case .scheduleTimer(id, let instant) in directives {
+            timer = instant
+            pairingLinks[id] = PairingWindowLinks(link: link)
+            logger.info("accepting pairing", metadata: ["handoff.timeout": "\(timeout)"])
         }
+        execute(directives)
+        guard let timer else { return await pairingAnswers.answer(for: id) }
+        let answers = pairingAnswers
+        let answer = await withTaskCancellationHandler {
+            await Deadline.watch(timeline.now.duration(to: timer), on: clock, onExpiry: { await self.pairingTimerFired(id) }) {
+                await answers.answer(for: id)
+            }.value
+        } onCancel: {
+            answers.resolve(id, with: .failure(.handoffFailed("pairing was cancelled")))
+        }
+        // A caller cancelled before its window closed leaves it open: it closes now.
+        execute(pairing.callerLeft(id))
+        return answer
+    }
+
+    private func pairingTimerFired(_ id: UUID) {
+        execute(pairing.timerFired(id, now: timeline.now))
     }
 
     /// Ends the pairing window `id` with `result` (and its connection, if one is open).
     func closePairingWindow(_ id: UUID, _ result: Result<TrustChange, HandoffError>) {
-        guard let window = pairingWindow, window.id == id else { return }
-        pairingWindow = nil
-        window.closeConnection?()
-        window.continuation.resume(returning: result)
-        refreshAdvertisement()
+        execute(pairing.close(id, with: result))
     }
 
     /// A device asks to pair: takes the open window (one attempt each). Nil when none is open.
     func claimPairingWindow(closeConnection: @escaping @Sendable () -> Void) -> (id: UUID, link: ControlLink)? {
-        guard var window = pairingWindow, !window.claimed else { return nil }
-        window.claimed = true
-        window.closeConnection = closeConnection
-        pairingWindow = window
-        return (window.id, window.link)
+        guard let window = pairing.claim(), let link = pairingLinks[window.id]?.link else { return nil }
+        pairingLinks[window.id]?.closeConnection = closeConnection
+        return (window.id, link)
+    }
+
+    /// Carries out what ``PairingWindowState`` decided. A timer is run by the caller that opened
+    /// the window (``acceptPairing(link:)``).
+    func execute(_ directives: [PairingWindowState<AgentInstant>.Directive]) {
+        for directive in directives {
+            switch directive {
+            case .advertise:
+                refreshAdvertisement()
+            case .scheduleTimer:
+                break
+            case .closeConnection(let id):
+                pairingLinks[id]?.closeConnection?()
+            case .answer(let id, let result):
+                pairingLinks[id] = nil
+                pairingAnswers.resolve(id, with: result)
+            }
+        }
     }
 
     /// Shows the code to the user on `link` and waits for the answer.

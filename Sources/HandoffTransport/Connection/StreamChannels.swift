@@ -50,12 +50,8 @@ public enum StreamChannels {
             .connect(host: endpoint.host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handshake = try tls.map { try $0.addHandlers(to: channel, expecting: expected).1 }
-                    if let idleTimeout {
-                        try channel.pipeline.syncOperations.addHandler(StreamIdleTimer(timeout: idleTimeout))
-                    }
-                    try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
-                    let added = splice ? try StreamSplice.add(to: channel, holding: true) : nil
-                    return (try FrameChannel(wrappingChannelSynchronously: channel), handshake, added)
+                    let (framed, added) = try configure(channel, limits: limits, idleTimeout: idleTimeout, holdingSplice: splice)
+                    return (framed, handshake, added)
                 }
             }
         if let handshake {
@@ -67,6 +63,24 @@ public enum StreamChannels {
         return (channel, added)
     }
 
+    /// Sets up a peer stream channel after its TLS handlers (if any): the idle timer, the frame
+    /// codec and, for the continuing agent's end of a relayed pair, a holding ``StreamSplice``.
+    static func configure(_ channel: any Channel, limits: FrameLimits, idleTimeout: Duration?,
+                          holdingSplice: Bool) throws -> (channel: FrameChannel, splice: StreamSplice?) {
+        if let idleTimeout {
+            try channel.pipeline.syncOperations.addHandler(StreamIdleTimer(timeout: idleTimeout))
+        }
+        try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
+        let added = holdingSplice ? try StreamSplice.add(to: channel, holding: true) : nil
+        return (try FrameChannel(wrappingChannelSynchronously: channel), added)
+    }
+
+    /// Sets up an app's end of a stream pair on its channel to the agent: frames as their wire bytes.
+    static func configureAppEnd(_ channel: any Channel) throws -> EncodedFrameChannel {
+        try channel.pipeline.syncOperations.addFrameCodec(limits: ControlProtocol.limits, messages: false)
+        return try EncodedFrameChannel(wrappingChannelSynchronously: channel)
+    }
+
     /// A channel to the local agent's control socket that speaks ``EncodedFrame``s: an app's end
     /// of a continuation stream pair. Reads adapt up to 256 KiB, as on the agent's side. The
     /// socket passes ``ControlSocketCheck`` first (else ``ControlSocketError``, nothing sent).
@@ -76,10 +90,7 @@ public enum StreamChannels {
         let channel = try await ClientBootstrap(group: group)
             .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
             .connect(unixDomainSocketPath: path) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addFrameCodec(limits: ControlProtocol.limits, messages: false)
-                    return try EncodedFrameChannel(wrappingChannelSynchronously: channel)
-                }
+                channel.eventLoop.makeCompletedFuture { try configureAppEnd(channel) }
             }
         do { try await ControlSocketCheck.checkServer(channel.channel, socketPath: path) } catch {
             try? await channel.executeThenClose { _, _ in }

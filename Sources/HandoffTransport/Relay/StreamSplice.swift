@@ -64,6 +64,9 @@ public struct StreamSplice: Sendable {
     /// take it.
     public static let maxMessagesPerRead: UInt = 1
 
+    /// Whether the splice's channel has closed.
+    public var isClosed: Bool { !channel.isActive }
+
     /// Closes the splice's channel.
     public func close() {
         channel.close(promise: nil)

@@ -101,8 +101,7 @@ public struct FrameServer: Sendable {
                 } else {
                     try channel.pipeline.syncOperations.addFrameCodec(limits: limits)
                 }
-                let splice = try StreamSplice.add(to: channel)
-                let connection = try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel, configuration: Self.connectionConfiguration)
+                let (connection, splice) = try Self.wrapAccepted(channel)
                 unclaimed.add(connection)
                 return Accepted(channel: connection, identity: identity, gate: gate, peerUID: uid, splice: splice)
             }
@@ -187,14 +186,7 @@ public struct FrameServer: Sendable {
                     group.addTask {
                         let remote = client.channel.remoteAddress
                         do {
-                            try await client.executeThenClose { clientInbound, clientOutbound in
-                                let connection = Connection(
-                                    inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote,
-                                    peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
-                                    close: { client.channel.close(promise: nil) },
-                                    splice: splice)
-                                try await Self.serve(connection, closed: client.channel.closeFuture, handler: handler)
-                            }
+                            try await Self.serve(client, accepted, splice: splice, handler: handler)
                         } catch is CancellationError {
                             // Shutting down: not worth a log line per connection.
                         } catch {
@@ -206,6 +198,28 @@ public struct FrameServer: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// Puts an accepted connection's splice and async channel on `channel`, after its frame
+    /// codec: the end of every connection a FrameServer accepts (and of the in-process ones,
+    /// ``PipeChannels``).
+    static func wrapAccepted(_ channel: any Channel) throws -> (NIOAsyncChannel<Frame, Frame>, StreamSplice) {
+        let splice = try StreamSplice.add(to: channel)
+        return (try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel, configuration: Self.connectionConfiguration), splice)
+    }
+
+    /// Serves one accepted connection with `handler`, and closes it as NIO requires.
+    static func serve(_ client: NIOAsyncChannel<Frame, Frame>, _ accepted: Accepted, splice: StreamSplice,
+                      handler: @escaping @Sendable (Connection) async throws -> Void) async throws {
+        let remote = client.channel.remoteAddress
+        try await client.executeThenClose { clientInbound, clientOutbound in
+            let connection = Connection(
+                inbound: clientInbound, outbound: clientOutbound, remoteAddress: remote,
+                peerIdentity: accepted.identity, gate: accepted.gate, peerUID: accepted.peerUID,
+                close: { client.channel.close(promise: nil) },
+                splice: splice)
+            try await Self.serve(connection, closed: client.channel.closeFuture, handler: handler)
         }
     }
 

@@ -33,7 +33,11 @@ final class AppRecorder: HandoffApplicationDelegate, UserActivityDelegate {
         self.savedTitle = savedTitle
     }
 
+    private let continuedActivity = Mutex<UserActivity?>(nil)
+
     var events: [Event] { recorded.withLock { $0 } }
+    /// The activity `continue` was last given (its continuation streams can be asked for).
+    var continued: UserActivity? { continuedActivity.withLock { $0 } }
 
     private func record(_ event: Event) { recorded.withLock { $0.append(event) } }
 
@@ -44,6 +48,7 @@ final class AppRecorder: HandoffApplicationDelegate, UserActivityDelegate {
 
     func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool {
         record(.continued(title: userActivity.title, userInfo: userActivity.userInfo))
+        continuedActivity.withLock { $0 = userActivity }
         return handles
     }
 

@@ -31,6 +31,8 @@ final class InMemoryHost: Sendable {
     let advertisingKey: AdvertisingKey
     /// Apps' connections to the control socket, for ``serve()``.
     private let controlConnections: (stream: AsyncStream<InMemoryPeerConnection>, continuation: AsyncStream<InMemoryPeerConnection>.Continuation)
+    /// Apps' stream connections to the control socket (pipe channels), for ``serve()``.
+    private let streamConnections: (stream: AsyncStream<PipeChannels.Served>, continuation: AsyncStream<PipeChannels.Served>.Continuation)
 
     /// The service type every in-memory agent advertises.
     static let serviceType = "_handoffmem._tcp"
@@ -52,6 +54,7 @@ final class InMemoryHost: Sendable {
         listener = network.listen(host: host, port: 7000, identity: identity.proven, limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0))
         agent = Agent(configuration: configuration, port: 7000, transport: transport, logger: quietLogger, security: security, clock: clock)
         controlConnections = AsyncStream.makeStream(of: InMemoryPeerConnection.self)
+        streamConnections = AsyncStream.makeStream(of: PipeChannels.Served.self)
     }
 
     /// Runs the agent's background work and serves peer connections and apps' control
@@ -71,6 +74,17 @@ final class InMemoryHost: Sendable {
             }
             group.addTask {
                 await withDiscardingTaskGroup { sessions in
+                    for await accepted in self.listener.streams {
+                        sessions.addTask {
+                            try? await accepted.connection.serve(peerIdentity: InMemoryLab.identityBox(accepted.identity), peerUID: nil) {
+                                try await PeerSession.serve($0, agent: agent, logger: quietLogger)
+                            }
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                await withDiscardingTaskGroup { sessions in
                     for await end in self.controlConnections.stream {
                         sessions.addTask {
                             await InMemoryLab.serve(end, peerUID: getuid()) { try await ControlSession.serve($0, agent: agent) }
@@ -78,7 +92,25 @@ final class InMemoryHost: Sendable {
                     }
                 }
             }
+            group.addTask {
+                await withDiscardingTaskGroup { sessions in
+                    for await end in self.streamConnections.stream {
+                        sessions.addTask { try? await end.serve(peerIdentity: nil, peerUID: getuid()) { try await ControlSession.serve($0, agent: agent) } }
+                    }
+                }
+            }
         }
+    }
+
+    /// A stream connection to this agent's control socket: an app's end of a pair of
+    /// continuation streams, over pipes (``PipeChannels/appStream(group:)``).
+    func connectStreams() async throws -> EncodedFrameChannel {
+        let (app, agentEnd) = try await PipeChannels.appStream()
+        guard case .enqueued = streamConnections.continuation.yield(agentEnd) else {
+            agentEnd.close()
+            throw HandoffError.connectionUnavailable("the in-memory agent \(name) stopped")
+        }
+        return app
     }
 
     /// A connection to this agent's control socket, in memory.
@@ -90,7 +122,8 @@ final class InMemoryHost: Sendable {
 
     /// A HandoffKit app connected to this agent in memory.
     func app(_ manifest: AppManifest, delegate: any HandoffApplicationDelegate) -> HandoffApplication {
-        HandoffApplication(manifest: manifest, delegate: delegate) { () async throws(HandoffError) in try await self.connectControl() }
+        HandoffApplication(manifest: manifest, delegate: delegate, connect: { () async throws(HandoffError) in try await self.connectControl() },
+                           connectStreams: { try await self.connectStreams() })
     }
 
     /// What DNS-SD would tell this agent about `other`: its instance, address and current

@@ -34,13 +34,8 @@ enum InMemoryLab {
                       handler: @escaping @Sendable (FrameServer.Connection) async throws -> Void) async {
         let (inbound, source) = NIOAsyncChannelInboundStream<Frame>.makeTestingStream()
         let (outbound, sink) = NIOAsyncChannelOutboundWriter<Frame>.makeTestingWriter()
-        var identity: PeerIdentityBox?
-        if let proven = end.provenIdentity, let device = proven.device {
-            let box = PeerIdentityBox()
-            box.set(device, certificateDER: proven.certificateDER)
-            identity = box
-        }
-        // Continuation streams are relayed by the TCP transport's splices only: this one never joins.
+        let identity = identityBox(end.provenIdentity)
+        // Continuation streams go over pipe channels (``PipeChannels``): this splice never joins.
         let splice = try! StreamSplice.add(to: EmbeddedChannel())
         // A byte budget (faults.dropAfterBytes) counts from the frames written after it is set, as
         // on a socket: it travels in order with the frames, as a marker the pump below applies.
@@ -83,6 +78,16 @@ enum InMemoryLab {
     }
 }
 
+extension InMemoryLab {
+    /// What a served connection knows of the identity the other end proved, as TLS records it.
+    static func identityBox(_ proven: ProvenPeerIdentity?) -> PeerIdentityBox? {
+        guard let proven, let device = proven.device else { return nil }
+        let box = PeerIdentityBox()
+        box.set(device, certificateDER: proven.certificateDER)
+        return box
+    }
+}
+
 /// Byte budgets set on a connection, in order, until the frames written before each have gone.
 final class ByteBudgets: Sendable {
     let queue = Mutex<[Int]>([])
@@ -108,9 +113,10 @@ extension DeviceIdentity {
     var proven: ProvenPeerIdentity { ProvenPeerIdentity(deviceID: deviceID.bytes, certificateDER: certificateDER) }
 }
 
-/// Where the in-memory lab's connections take fault decorators: a byte budget travels in order
-/// with the frames, as a marker the lab's pump applies to the connection; streams are not
-/// relayed in memory, so there is nothing to stall.
+/// Where the in-memory lab's frame connections take fault decorators: a byte budget travels in
+/// order with the frames, as a marker the lab's pump applies to the connection. These connections
+/// never carry continuation streams (stream connections are pipe channels, whose pipelines take
+/// the stall as on a socket), so there is nothing to stall here.
 private struct InMemoryFaultSite: ConnectionFaultSite {
     let budgets: ByteBudgets
     let outbound: NIOAsyncChannelOutboundWriter<Frame>

@@ -47,6 +47,30 @@ struct InMemoryPeerFlowTests {
         }
     }
 
+    @Test("alpha's pairing window: a second `pair --accept` is refused while it is open; it closes at pairingTimeout on alpha's clock with 4610")
+    func pairingWindow() async throws {
+        let network = InMemoryNetwork()
+        let alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network)
+        let timeout = alpha.agent.configuration.security.pairingTimeout
+        try await InMemoryLab.run([alpha]) {
+            async let first = Self.confirmingPerson(alpha, .pair(.accept))
+            #expect(await eventually { await alpha.agent.pairingWindow != nil })
+            let second = try await Self.confirmingPerson(alpha, .pair(.accept))
+            #expect(second.error?.message == "alpha is already accepting a pairing; finish or cancel that one first")
+            #expect(await alpha.agent.pairingWindow != nil, "the first window stays open")
+            let closesAt = ManualClock.Instant.zero.advanced(by: timeout)
+            try await alpha.clock.waitForSleeper(until: closesAt)
+            alpha.clock.advance(by: timeout - .nanoseconds(1))
+            for _ in 0..<1_000 { await Task.yield() }
+            #expect(await alpha.agent.pairingWindow != nil, "still open one nanosecond before")
+            alpha.clock.advance(by: .nanoseconds(1))
+            let error = try await first.error
+            #expect(error?.code.rawValue == 4610)
+            #expect(error?.message == "no device completed pairing within \(timeout); nothing was stored")
+            #expect(await alpha.agent.pairingWindow == nil)
+        }
+    }
+
     @Test("bravo, paired with alpha but without its advertising key, learns it over an unpinned connection and lists alpha's activity")
     func keyExchange() async throws {
         let network = InMemoryNetwork()
