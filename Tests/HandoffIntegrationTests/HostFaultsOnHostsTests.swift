@@ -195,8 +195,11 @@ final class HostFaultsOnHostsTests: LabTestCase {
 
     // MARK: Link down and up
 
-    /// h1's link goes down while h1 holds the payload back: the continuation fails with 4610 at
-    /// h2's fetch timeout (no RST crosses a dead link), h2 marks h1 unreachable, and when the link
+    /// h1's link goes down while h1 holds the payload back: no RST crosses a dead link, so the
+    /// continuation ends at whichever comes first, h2's fetch timeout (4610) or liveness finding
+    /// h1 unreachable (4609, "h1 stopped answering": issue 18); here both are 2 s, so either may.
+    /// LivenessOnHostsTests.testLinkDownMidContinuationFailsWith4609AtOnce takes a fetch timeout
+    /// well past liveness's, where it must be 4609. h2 marks h1 unreachable, and when the link
     /// comes back h1 is reachable within 2 s and the next handoff succeeds.
     func testLinkDownMidTransferAndUpAgain() throws {
         let id = try publishListed("link down mid-transfer")
@@ -209,12 +212,17 @@ final class HostFaultsOnHostsTests: LabTestCase {
         try lab.lab("link", "down", "h1")
         let response = try answer(of: log, timeout: 10)
         let elapsed = Date().timeIntervalSince(began)
-        if elapsed > Self.fetchTimeout * 1.1 + 0.5 {
+        // Liveness: at most its timeout (2 s) and one interval (1 s) after the link went down.
+        let bound = max(Self.fetchTimeout * 1.1, 2.0 + 1.0) + 0.5
+        if elapsed > bound {
             for line in lab.logLines("\(try lab.path("h2"))/handoffd.log").suffix(30) { print("h2: \(line)") }
         }
         print("host faults: link down mid-transfer: \(response.errorCode ?? 0) after \(String(format: "%.3f", elapsed)) s")
-        XCTAssertEqual(response.errorCode, 4610, "\(response)")
-        XCTAssertLessThanOrEqual(elapsed, Self.fetchTimeout * 1.1 + 0.5, "within the fetch timeout + 10 % (+ starting the CLI)")
+        XCTAssertTrue([4609, 4610].contains(response.errorCode ?? 0), "\(response)")
+        if response.errorCode == 4609 {
+            XCTAssertTrue("\(response)".contains("h1 stopped answering"), "\(response)")
+        }
+        XCTAssertLessThanOrEqual(elapsed, bound, "within the fetch timeout + 10 %, or liveness's timeout + an interval (+ starting the CLI)")
         XCTAssertEqual(try deliveries().count, before, "nothing delivered")
         XCTAssertEqual(try lab.exec("h1", [lab.handoffCLI, "fault", "clear"]).status, 0)
         try lab.lab("link", "up", "h1")

@@ -128,6 +128,42 @@ final class WatchOnHostsTests: LabTestCase {
         for host in ["h1", "h3"] { _ = try lab.handoff(host, "resign", host == "h1" ? older : newer) }
     }
 
+    /// Publishes on `host` with a chosen activity ID, through the control socket's wire form
+    /// (the CLI's publish makes the ID up): a client in another language, as docs/PROTOCOL.md has it.
+    func publish(on host: String, id: String, title: String) throws {
+        let script = """
+            import json, socket, struct
+            s = socket.socket(socket.AF_UNIX); s.connect('\(try lab.path(host))/handoff.sock')
+            body = json.dumps({"command": "publish", "activity": {"id": "\(id)", "activityType": "\(Self.type)", "title": "\(title)"}}).encode()
+            s.sendall(bytes([0x20]) + struct.pack('>I', len(body)) + body)
+            head = s.recv(5); n = struct.unpack('>I', head[1:])[0]; data = b''
+            while len(data) < n: data += s.recv(n - len(data))
+            print(data.decode())
+            """
+        let result = try lab.exec(host, ["python3", "-c", script])
+        XCTAssertTrue(result.stdout.contains("\"ok\""), result.stdout + result.stderr)
+    }
+
+    func testAnAmbiguousPrefixExits64ListingTheCandidates() throws {
+        let (one, two) = ("ABCD0001-0000-4000-8000-000000000001", "ABCD0002-0000-4000-8000-000000000002")
+        try publish(on: "h1", id: one, title: "first twin")
+        try publish(on: "h3", id: two, title: "second twin")
+        defer { _ = try? lab.handoff("h1", "resign", one); _ = try? lab.handoff("h3", "resign", two) }
+        try lab.waitUntilListed(one, on: "h2", timeout: 10)
+        try lab.waitUntilListed(two, on: "h2", timeout: 10)
+        let ambiguous = try lab.exec("h2", [lab.handoffCLI, "continue", "abcd"])
+        XCTAssertEqual(ambiguous.status, 64, ambiguous.stderr)
+        for candidate in [one, two] { XCTAssertTrue(ambiguous.stderr.contains(candidate.lowercased()), ambiguous.stderr) }
+        let json = try lab.exec("h2", [lab.handoffCLI, "continue", "abcd", "--json"])
+        XCTAssertEqual(json.status, 64)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual((object?["candidates"] as? [[String: Any]])?.count, 2, json.stdout)
+        let text = try lab.handoff("h2", "list").stdout
+        XCTAssertTrue(text.contains("abcd0001") && text.contains("abcd0002"), text)
+        let chosen = try continueOnH2("abcd0002")
+        XCTAssertEqual(chosen.id, two, chosen.output)
+    }
+
     func testPauseWithdrawsTheAdvertisementAndOutlastsARestart() throws {
         let id = try lab.publish("h1", "--type", Self.type, "--title", "before the pause")
         try lab.waitUntilListed(id, on: "h2", timeout: 10)
