@@ -77,7 +77,7 @@ struct DoctorVerdictsTests {
         #expect(findings[1].detail.contains("4711/tcp"), "\(findings)")
     }
 
-    @Test func unreadableFirewallWarnsAndSuggestsRoot() {
+    @Test func unreadableFirewallWarnsAndSaysHowToReadIt() {
         var host = Self.healthyHost
         host.firewalls = [.init(tool: "nftables", listing: .unreadable("Operation not permitted")), .init(tool: "ufw", listing: .notInstalled)]
         let finding = DoctorVerdicts.findings(agent: .success(Self.healthyAgent), host: host).first { $0.check == "firewall" }

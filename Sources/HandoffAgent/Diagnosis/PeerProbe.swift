@@ -40,7 +40,13 @@ enum PeerProbe {
         } catch {
             return .unreachable("\(error) at \(endpoint.host):\(endpoint.port)")
         }
-        defer { Task { await connection.close() } }
+        let outcome = await greet(connection, hello: hello)
+        await connection.close()
+        return outcome
+    }
+
+    /// Hello and ping on an open (TLS-pinned) connection.
+    private static func greet(_ connection: any FrameConnection, hello: PeerHello) async -> AgentDiagnosis.ProbeOutcome {
         do {
             try await connection.send([PeerMessage.hello(hello).frame, PeerMessage.ping(sequence: 0).frame])
             guard let first = try await connection.receive(), case .hello = try PeerMessage(frame: first) else {
@@ -51,7 +57,7 @@ enum PeerProbe {
             }
             return .accepted
         } catch {
-            return .refused("the connection failed after TLS: \(error)")
+            return .refused("the connection failed: \(error)")
         }
     }
 }

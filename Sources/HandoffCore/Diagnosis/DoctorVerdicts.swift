@@ -106,7 +106,7 @@ public enum DoctorVerdicts {
         if findings.isEmpty {
             if !unreadable.isEmpty {
                 findings.append(DoctorFinding(check: "firewall", status: .warn, detail: "cannot read \(unreadable.joined(separator: "; "))",
-                                              fix: "run handoff doctor as root (sudo) to read the firewall rules"))
+                                              fix: "listing rules needs root: read them with sudo nft list ruleset (or sudo iptables -S) and look for drops of 5353/udp\(portText); sudo handoff doctor would not reach your agent, which answers only its own user"))
             } else {
                 let what = readable.isEmpty ? "no firewall tool is installed" : "\(readable.joined(separator: ", ")): no rule drops 5353/udp\(portText)"
                 findings.append(DoctorFinding(check: "firewall", status: .ok, detail: what))
