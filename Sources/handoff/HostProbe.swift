@@ -56,7 +56,7 @@ enum HostProbe {
         let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
-        return String(cString: host)
+        return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func firewalls() -> [HostObservations.Firewall] {
