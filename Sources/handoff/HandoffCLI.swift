@@ -22,7 +22,7 @@ struct HandoffCLI: AsyncParsableCommand {
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
         subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Pause.self, Resume.self,
-                      Pair.self, Trust.self, Fault.self])
+                      Pair.self, Trust.self, Doctor.self, Fault.self])
 
     /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
     /// the root parses them wherever they stand, and every subcommand's `@OptionGroup` of

@@ -40,6 +40,9 @@ struct AdvertisementIntake: Sendable {
     var unreadable: [String: UnreadableService] = [:]
     /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
     var resolveGenerations: [DeviceID: Int] = [:]
+    /// The instance names under which this agent's browse shows its own verified record now
+    /// (`handoff doctor`'s own-service check).
+    private(set) var ownInstancesVisible: Set<String> = []
     /// When the seen advertisements were last written, and whether a write is scheduled.
     private(set) var savedAt: AgentInstant?
     private(set) var saveScheduled = false
@@ -100,6 +103,7 @@ struct AdvertisementIntake: Sendable {
     /// to its certificate.
     mutating func removed(_ name: String, isPaired: (DeviceID) -> Bool, directory: inout PeerDirectory) {
         unreadable.removeValue(forKey: name)
+        ownInstancesVisible.remove(name)
         if let peer = Self.verifiedPeer(instance: name, directory, isPaired), directory.isReachable(peer), directory.keepAfterGoodbye(name: name) {
             logger.info("goodbye for a paired peer that still answers: kept until liveness finds it gone", metadata: ["handoff.peer": "\(peer.name)"])
             return
@@ -147,7 +151,10 @@ struct AdvertisementIntake: Sendable {
             break
         }
         // Our own record, seen by our own browser: only its timestamp matters.
-        guard opened.deviceID != ownDeviceID else { return directives }
+        guard opened.deviceID != ownDeviceID else {
+            ownInstancesVisible.insert(name)
+            return directives
+        }
         resolveGenerations[opened.deviceID, default: 0] += 1
         let update = directory.update(
             name: name, hostTarget: service.hostTarget, addresses: service.addresses,

@@ -76,6 +76,14 @@ struct DBusArgumentReader {
         return value
     }
 
+    mutating func int32() -> Int32? {
+        guard !atEnd, dbus_message_iter_get_arg_type(&iterator) == DBusType.int32 else { return nil }
+        var value: Int32 = 0
+        dbus_message_iter_get_basic(&iterator, &value)
+        advance()
+        return value
+    }
+
     mutating func string() -> String? {
         guard !atEnd, let value = Self.string(at: &iterator) else { return nil }
         advance()

@@ -164,6 +164,8 @@ public enum ControlSession {
             return .success(EmptyResult())
         case .setPaused(let paused):
             do { return .success(try await agent.setPaused(paused)) } catch { return .failure(error) }
+        case .diagnose:
+            return .success(await agent.diagnose())
         case .watch:
             return .failure(.handoffFailed("watch needs a control connection"))
         case .openStreams, .acceptStreams:

@@ -48,6 +48,8 @@ public enum ControlRequest: Sendable, Equatable {
     case watch
     /// `pause` (true) and `resume` (false): Apple's "Allow Handoff" switch.
     case setPaused(Bool)
+    /// `diagnose`: what the agent sees for `handoff doctor` (``AgentDiagnosis``).
+    case diagnose
 
     /// Where `open` sends: a URL, or a file's name and bytes.
     public enum OpenTarget: Sendable, Equatable {
@@ -89,7 +91,7 @@ public enum ControlRequest: Sendable, Equatable {
     /// The commands an agent knows, as named on the wire.
     public static let commandNames = [
         "status", "peers", "list", "publish", "resign", "continue", "open", "pair", "pairable", "faults", "trustList", "trustAdd",
-        "trustRemove", "registerApp", "reply", "watch", "pause", "resume",
+        "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose",
     ]
 
     /// The request's name on the wire.
@@ -114,6 +116,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .acceptStreams: "acceptStreams"
         case .watch: "watch"
         case .setPaused(let paused): paused ? "pause" : "resume"
+        case .diagnose: "diagnose"
         }
     }
 
@@ -129,7 +132,7 @@ public enum ControlRequest: Sendable, Equatable {
     public var json: JSONValue {
         var body: [String: JSONValue] = ["command": .string(command)]
         switch self {
-        case .status, .peers, .list, .pairable, .trustList, .watch, .setPaused: break
+        case .status, .peers, .list, .pairable, .trustList, .watch, .setPaused, .diagnose: break
         case .publish(let activity): body["activity"] = activity.json
         case .resign(let id): body["id"] = .string(id.uuidString)
         case .continueActivity(let id, let key):
@@ -181,6 +184,7 @@ public enum ControlRequest: Sendable, Equatable {
         case "pairable": self = .pairable
         case "trustList": self = .trustList
         case "watch": self = .watch
+        case "diagnose": self = .diagnose
         case "pause", "resume": self = .setPaused(command == "pause")
         case "publish":
             guard let activityJSON = body["activity"] else { throw .handoffFailed("publish needs an \"activity\" object") }

@@ -35,6 +35,18 @@ struct AdvertisementCoreTests {
         #expect(intake.resolveGenerations[TestPeer.deviceID] == 1)
     }
 
+    @Test("this agent's own record in its browse is visible (for doctor) and not a peer; a goodbye hides it")
+    func ownRecordVisible() {
+        var intake = AdvertisementIntake(ownDeviceID: TestPeer.deviceID, seen: SeenAdvertisements(), logger: quietLogger)
+        var directory = PeerDirectory(ownAgentID: "self")
+        #expect(intake.ownInstancesVisible.isEmpty)
+        _ = intake.resolved(record(1, timestamp: 1_000), senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        #expect(intake.ownInstancesVisible == ["kitchen"])
+        #expect(directory.all.isEmpty)
+        intake.removed("kitchen", isPaired: { _ in true }, directory: &directory)
+        #expect(intake.ownInstancesVisible.isEmpty)
+    }
+
     @Test("a second change within the save interval is saved once, when the interval is up")
     func saveSchedule() {
         var intake = intake()
