@@ -136,7 +136,7 @@ extension Agent {
             // Never stopped by the agent, not even at its shutdown; reaped when it exits (ChildProcess.start).
             pid = try await ChildProcess.start(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
         } catch {
-            logger.info("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
+            logger.warning("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
             return
         }
         logger.info("launched app", metadata: ["handoff.app": "\(bundleID)", "handoff.pid": "\(pid)"])

@@ -12,14 +12,14 @@ struct DNSServiceRestarts {
     }
 
     /// Counts `error` as a failure (as the first one if the operation succeeded since the last
-    /// failure), logs `message` at info with the error and the delay, and sleeps for
+    /// failure), logs `message` at warning with the error and the delay, and sleeps for
     /// `backoff.delay(afterFailures:)`. Returns false if the task was cancelled while sleeping.
     mutating func waitAfterFailure(
         _ error: DNSServiceError, succeededSinceLastFailure: Bool, logger: Logger, _ message: Logger.Message
     ) async -> Bool {
         failures = succeededSinceLastFailure ? 1 : failures + 1
         let delay = backoff.delay(afterFailures: failures)
-        logger.info(
+        logger.warning(
             message,
             metadata: [
                 "dnssd.error": "\(error)", "handoff.retry.delay": "\(delay)", "handoff.retry.failures": "\(failures)",

@@ -187,7 +187,7 @@ public final class ServiceAdvertiser: Service, Sendable {
             // Other failures (e.g. a restarted daemon) start again from the configured name.
             nameAttempt = 1
             guard error.isRetryable else {
-                logger.info("Registration failed permanently", metadata: ["dnssd.error": "\(error)"])
+                logger.error("Registration failed permanently", metadata: ["dnssd.error": "\(error)"])
                 throw error
             }
             guard

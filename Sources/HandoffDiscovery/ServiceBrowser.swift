@@ -187,7 +187,7 @@ public final class ServiceBrowser: Service, Sendable {
             guard let error else { return }
             if Task.isCancelled { return }
             guard error.isRetryable else {
-                logger.info("Browsing failed permanently", metadata: ["dnssd.error": "\(error)"])
+                logger.error("Browsing failed permanently", metadata: ["dnssd.error": "\(error)"])
                 throw error
             }
             let (deliveredReplies, effects) = state.withLock { state -> (Bool, [Effect]) in

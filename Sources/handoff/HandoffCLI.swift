@@ -21,6 +21,7 @@ struct HandoffCLI: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/handoff/handoffd.sock (or /tmp/handoff-UID/handoffd.sock).
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
+        version: "handoff \(HandoffVersion.description)",
         subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Pause.self, Resume.self,
                       Pair.self, Trust.self, Doctor.self, Fault.self])
 

@@ -22,10 +22,19 @@ struct HandoffDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handoffd",
         abstract: "The handoff agent: advertises this host's activities over DNS-SD and continues peers' activities.",
-        discussion: "See config/handoffd.json for every configuration key and its default.")
+        discussion: """
+            Without --config it reads $XDG_CONFIG_HOME/handoff/handoffd.json (~/.config/handoff/handoffd.json) \
+            if that exists; config/handoffd.json in the source lists every key and its default.
+            Exit status: 78 for a bad configuration, 73 when a file cannot be created, 69 when a service is unavailable, \
+            75 when another handoffd runs.
+            """,
+        version: "handoffd \(HandoffVersion.description)")
 
-    @Option(name: .long, help: "The JSON configuration file. Without it, every key has its default.")
+    @Option(name: .long, help: "The JSON configuration file. Default: $XDG_CONFIG_HOME/handoff/handoffd.json if it exists, else every key has its default.")
     var config: String?
+
+    @Flag(name: .customLong("check-config"), help: "Check the configuration and exit: 0 when it is valid, 78 (and what is wrong) otherwise.")
+    var checkConfig = false
 
     mutating func run() async throws {
         // Two malloc arenas: glibc's default (8 per core) lets TLS relaying on the event loop
@@ -45,19 +54,38 @@ struct HandoffDaemon: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let defaultSocket = DefaultPaths.controlSocket(environment: environment)
         let hostName = Self.hostName()
+        let configurationPath = config ?? DefaultPaths.configFile(environment: environment).flatMap {
+            FileManager.default.fileExists(atPath: $0) ? $0 : nil
+        }
         let configuration: AgentConfiguration
         do {
-            configuration = try config.map { path throws(ConfigurationError) in
+            configuration = try configurationPath.map { path throws(ConfigurationError) in
                 try ConfigurationFile.load(path: path, defaultName: hostName, defaultSocketPath: defaultSocket)
             } ?? AgentConfiguration(name: hostName, socketPath: defaultSocket)
         } catch {
             Self.fail("\(error). Fix the config file and start handoffd again.", code: 78)
         }
+        let launchable: [LaunchableApp]
+        do { launchable = try LaunchableApp.load(directory: configuration.appsDirectory) } catch {
+            Self.fail("\(error). Fix the app manifest and start handoffd again.", code: 78)
+        }
+        if checkConfig {
+            print("handoffd: \(configurationPath ?? "no config file (every key has its default)"): configuration OK")
+            return
+        }
 
+        let underJournal = JournalStream.isConnected(environment: environment)
         LoggingSystem.bootstrap { label in
-            // Peer names, titles and messages reach the log escaped (UntrustedText).
+            // Peer names, titles and messages reach the log escaped (UntrustedText). Under
+            // journald each line carries its syslog priority.
+            let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+            if underJournal {
+                var handler = EscapingLogHandler(JournalLogHandler(label: label))
+                handler.logLevel = level
+                return handler
+            }
             var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
-            handler.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+            handler.logLevel = level
             return handler
         }
         var logger = Logger(label: "handoffd")
@@ -78,14 +106,7 @@ struct HandoffDaemon: AsyncParsableCommand {
             Self.fail("cannot load or create this device's identity in \(configuration.stateDirectory): \(error) (config key stateDirectory)", code: 73)
         }
 
-        let peerServer: FrameServer
-        do {
-            peerServer = try await FrameServer.bind(
-                .tcp(host: configuration.listenAddress, port: configuration.port), limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0),
-                security: security.listenerSecurity(configuration, logger: logger))
-        } catch {
-            Self.fail("cannot listen for peers on \(configuration.listenAddress):\(configuration.port): \(error). Choose another port (config key port) or stop what uses it.", code: 69)
-        }
+        let peerServer = await Self.bindPeerListener(configuration, security: security, logger: logger)
         let controlServer: FrameServer
         do {
             controlServer = try await FrameServer.bind(.unix(path: configuration.socketPath), limits: ControlProtocol.limits)
@@ -93,11 +114,6 @@ struct HandoffDaemon: AsyncParsableCommand {
             Self.fail("cannot create the control socket \(configuration.socketPath): \(error). Check the directory exists and is writable (config key socketPath).", code: 73)
         }
         let port = peerServer.port ?? configuration.port
-
-        let launchable: [LaunchableApp]
-        do { launchable = try LaunchableApp.load(directory: configuration.appsDirectory) } catch {
-            Self.fail("\(error). Fix the app manifest and start handoffd again.", code: 78)
-        }
         let agent = Agent(
             configuration: configuration, port: port,
             transport: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS), logger: logger,
@@ -122,6 +138,11 @@ struct HandoffDaemon: AsyncParsableCommand {
                 .init(service: LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
                 .init(service: NotificationService(agent: agent, logger: logger)),
                 .init(service: agent.advertiserService),
+                .init(service: ReloadSignalService(logger: logger)),
+                // Last, so that it is the first told to shut down: STOPPING=1 comes first.
+                .init(service: SystemdReadinessService(
+                    notifier: SystemdNotifier(environment: environment), clock: ContinuousClock(), logger: logger
+                ) { [advertiser = agent.advertiserService] in advertiser.registeredName != nil }),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
@@ -134,6 +155,33 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
         unlink(configuration.socketPath)
         logger.info("handoffd stopped")
+    }
+
+    /// Binds the peer listener at the configured port; when that port is taken (another agent
+    /// of another user, or any other program), at any free port, with a warning: the port is
+    /// advertised over DNS-SD, so peers still find it, but a firewall rule for the fixed port
+    /// no longer matches.
+    static func bindPeerListener(_ configuration: AgentConfiguration, security: AgentSecurity, logger: Logger) async -> FrameServer {
+        func bind(port: Int) async throws -> FrameServer {
+            try await FrameServer.bind(
+                .tcp(host: configuration.listenAddress, port: port), limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0),
+                security: security.listenerSecurity(configuration, logger: logger))
+        }
+        do {
+            return try await bind(port: configuration.port)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE && configuration.port != 0 {
+            do {
+                let server = try await bind(port: 0)
+                logger.warning("The peer port is taken; listening on another one, which a firewall rule for the configured port does not cover", metadata: [
+                    "handoff.port.configured": "\(configuration.port)", "handoff.port": "\(server.port ?? 0)",
+                ])
+                return server
+            } catch {
+                fail("cannot listen for peers on \(configuration.listenAddress), at port \(configuration.port) (taken) or any other: \(error).", code: 69)
+            }
+        } catch {
+            fail("cannot listen for peers on \(configuration.listenAddress):\(configuration.port): \(error). Choose another port (config key port) or stop what uses it.", code: 69)
+        }
     }
 
     static func hostName() -> String {

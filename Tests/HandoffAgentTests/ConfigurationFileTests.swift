@@ -95,7 +95,7 @@ struct ConfigurationFileTests {
         let configuration = try parse("{}")
         #expect(configuration.name == Self.defaultName)
         #expect(configuration.socketPath == Self.defaultSocket)
-        #expect(configuration.port == 0)
+        #expect(configuration.port == AgentConfiguration.defaultPort)
         #expect(configuration.listenAddress == "0.0.0.0")
         #expect(configuration.serviceType == "_handoff._tcp")
         #expect(configuration.limits.maxUserInfoBytes == 3072)
@@ -215,6 +215,14 @@ struct ConfigurationFileTests {
         let configuration = try ConfigurationFile.load(path: path, defaultName: "x", defaultSocketPath: "/tmp/x.sock")
         #expect(configuration.name == "from-file")
         #expect(configuration.port == 7100)
+    }
+
+    @Test("an empty appsDirectory means no apps, not the config file's directory; a relative one is relative to it")
+    func appsDirectoryRelativeToFile() throws {
+        #expect(try ConfigurationFile.parse(Array(#"{"appsDirectory": ""}"#.utf8), source: "/etc/handoff/handoffd.json",
+                                            defaultName: "x", defaultSocketPath: "/tmp/x.sock").appsDirectory == "")
+        #expect(try ConfigurationFile.parse(Array(#"{"appsDirectory": "apps"}"#.utf8), source: "/etc/handoff/handoffd.json",
+                                            defaultName: "x", defaultSocketPath: "/tmp/x.sock").appsDirectory == "/etc/handoff/apps")
     }
 
     @Test("load of a missing file names the file")

@@ -83,8 +83,13 @@ public struct AgentConfiguration: Sendable, Equatable {
     /// `name`: the agent's name, shown to paired peers (default: the host name). The DNS-SD
     /// instance name is opaque, so that unpaired observers learn nothing.
     public var name: String
-    /// `port`: TCP port for peers; 0 picks any free port (it is advertised).
-    public var port: Int = 0
+    /// The default peer port, fixed so that a firewall can allow it (scripts/install installs
+    /// firewalld and ufw definitions for it). Unassigned by IANA, and used by none of the peer
+    /// tools (KDE Connect 1714-1764, Syncthing 22000, Warpinator 42000-42001, LocalSend 53317).
+    public static let defaultPort = 52123
+    /// `port`: TCP port for peers (default ``defaultPort``); 0 picks any free port. handoffd
+    /// takes any free port, with a warning, when this one is taken. The port is advertised.
+    public var port: Int = AgentConfiguration.defaultPort
     /// `listenAddress`: the address the peer listener binds.
     public var listenAddress: String = "0.0.0.0"
     /// `socketPath`: the control socket for the CLI and apps (mode 0600).

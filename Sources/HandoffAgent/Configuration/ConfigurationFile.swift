@@ -60,8 +60,9 @@ public enum ConfigurationFile {
         guard case .object(let root) = json else { throw ConfigurationError(key: "", "\(source) must hold a JSON object") }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         try flatten(root, prefix: "", into: &values)
-        // A relative appsDirectory is relative to the configuration file.
-        if case .string(let apps)? = root["appsDirectory"], !apps.hasPrefix("/"), source.hasPrefix("/") || source.contains("/") {
+        // A relative appsDirectory is relative to the configuration file; an empty one means none
+        // (config/handoffd.json's default), not the file's own directory.
+        if case .string(let apps)? = root["appsDirectory"], !apps.isEmpty, !apps.hasPrefix("/"), source.hasPrefix("/") || source.contains("/") {
             let base = URL(fileURLWithPath: source).deletingLastPathComponent().path
             values[AbsoluteConfigKey(["appsDirectory"])] = ConfigValue(.string(base + "/" + apps), isSecret: false)
         }

@@ -61,7 +61,9 @@ public struct ActivityDispatcher: Sendable {
                 } else {
                     outcome = await runner.run(command, input: input, environment: environment, timeout: timeout)
                 }
-                logger.info("handler finished", metadata: [
+                // A failed handler is a warning: the next one is tried, and if none takes the
+                // activity the continuation fails.
+                logger.log(level: outcome.succeeded ? .info : .warning, "handler finished", metadata: [
                     "handoff.activity": "\(activity.activityType)", "handoff.command": "\(command)", "handoff.outcome": "\(outcome.description)",
                 ])
                 if outcome.succeeded { return .success(Delivery(by: "handler", command: command)) }

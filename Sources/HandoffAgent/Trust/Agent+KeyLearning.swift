@@ -96,7 +96,7 @@ extension Agent {
                     _ = await receivedAdvertisingKey(key, from: id, certificateDER: connection.provenIdentity?.certificateDER)
                     logger.info("learnt the advertising key of a paired device", metadata: ["handoff.device": "\(id.shortID)"])
                 case .error(_, let message):
-                    logger.info("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
+                    logger.warning("a paired device refused the key exchange", metadata: ["handoff.device": "\(id.shortID)", "handoff.message": "\(message)"])
                     // It no longer pairs with this device (it said so over TLS with its own
                     // certificate): what it advertised before can no longer be followed.
                     await forgetAdvertisements(of: id)

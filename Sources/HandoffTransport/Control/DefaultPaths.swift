@@ -16,4 +16,15 @@ public enum DefaultPaths {
         }
         return "/tmp/handoff-\(getuid())/handoffd.sock"
     }
+
+    /// `$XDG_CONFIG_HOME/handoff/handoffd.json`, else `~/.config/handoff/handoffd.json`: the
+    /// config handoffd reads when it is given no `--config` (if the file exists), and the one
+    /// scripts/install writes. Nil when neither `XDG_CONFIG_HOME` nor `HOME` is set.
+    public static func configFile(environment: [String: String]) -> String? {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return config + "/handoff/handoffd.json"
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return home + "/.config/handoff/handoffd.json"
+    }
 }
