@@ -102,8 +102,15 @@ final class LabDriver: @unchecked Sendable {
     /// the agent's. The agent has no session bus (no desktop notifications) unless
     /// `environment` gives one in `DBUS_SESSION_BUS_ADDRESS`: a test run from a desktop never
     /// notifies that desktop.
-    func startAgent(_ host: String, config: [String: Any] = [:], environment: [String: String] = [:]) throws {
+    ///
+    /// The agent listens on an ephemeral port (`port: 0`) unless the config names one, or
+    /// `defaultPort` asks for the product's default (52123): a restarted agent then comes back
+    /// at a new endpoint, as the tests were written for. (At a fixed port, a peer that learnt the
+    /// agent's advertising key less than 30 s before waits out `KeyProbeSchedule`'s retry
+    /// interval to learn a rotated one: see issue 18's note.)
+    func startAgent(_ host: String, config: [String: Any] = [:], environment: [String: String] = [:], defaultPort: Bool = false) throws {
         var full = config
+        if full["port"] == nil, !defaultPort { full["port"] = 0 }
         let dir = try path(host)
         full["name"] = host
         full["socketPath"] = "\(dir)/handoff.sock"

@@ -13,7 +13,7 @@ final class ServiceOnHostsTests: LabTestCase {
     }
 
     func testDefaultPortAndAnyFreeOneWhenItIsTaken() throws {
-        try lab.startAgent("h1")
+        try lab.startAgent("h1", defaultPort: true)
         XCTAssertEqual(try port("h1"), Self.defaultPort)
 
         let holder = try lab.startLogged("h2", ["python3", "-c", """
@@ -22,7 +22,7 @@ final class ServiceOnHostsTests: LabTestCase {
             """], log: "port-holder")
         defer { _ = try? lab.exec("h2", ["kill", "\(holder.pid)"]) }
         try lab.waitForLine(holder.log, "listening")
-        try lab.startAgent("h2")
+        try lab.startAgent("h2", defaultPort: true)
         let taken = try port("h2")
         XCTAssertNotEqual(taken, Self.defaultPort)
         XCTAssertGreaterThan(taken, 0)
