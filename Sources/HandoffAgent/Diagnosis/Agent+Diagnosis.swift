@@ -17,7 +17,7 @@ extension Agent {
         let ownVisible = registeredName.map { intake.ownInstancesVisible.contains($0) } ?? false
         let now = Int64(max(0, wallClock().timeIntervalSince1970 * 1000))
         let connector = transport
-        let hello = self.hello
+        let (hello, clock) = (self.hello, self.clock)
         var pending: [(device: AgentDiagnosis.Device, endpoint: PeerEndpoint?)] = []
         for paired in trust.devices {
             let peer = directory.all.first { $0.deviceID == paired.deviceID }
@@ -31,7 +31,7 @@ extension Agent {
         let devices = await withTaskGroup(of: (Int, AgentDiagnosis.ProbeOutcome).self) { group in
             for (index, entry) in pending.enumerated() {
                 guard let endpoint = entry.endpoint else { continue }
-                group.addTask { (index, await PeerProbe.run(endpoint, connector: connector, hello: hello)) }
+                group.addTask { (index, await PeerProbe.run(endpoint, connector: connector, hello: hello, clock: clock)) }
             }
             var devices = pending.map(\.device)
             for await (index, outcome) in group { devices[index].probe = outcome }

@@ -8,23 +8,14 @@ enum PeerProbe {
     /// How long the whole exchange may take.
     static let timeout: Duration = .seconds(3)
 
-    /// Connects to `endpoint` through `connector` and sends hello and ping.
-    static func run(_ endpoint: PeerEndpoint, connector: any PeerConnector, hello: PeerHello) async -> AgentDiagnosis.ProbeOutcome {
-        await withTaskGroup(of: AgentDiagnosis.ProbeOutcome?.self) { group in
-            group.addTask { await exchange(endpoint, connector: connector, hello: hello) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return Task.isCancelled ? nil : .unreachable("no answer within \(timeout)")
-            }
-            var outcome: AgentDiagnosis.ProbeOutcome = .unreachable("no answer")
-            for await result in group {
-                if let result {
-                    outcome = result
-                    break
-                }
-            }
-            group.cancelAll()
-            return outcome
+    /// Connects to `endpoint` through `connector` and greets it (``PeerGreeting``), within
+    /// ``timeout`` on `clock` (the agent's).
+    static func run(_ endpoint: PeerEndpoint, connector: any PeerConnector, hello: PeerHello,
+                    clock: any Clock<Duration>) async -> AgentDiagnosis.ProbeOutcome {
+        switch await Deadline.race(timeout, on: clock, { await exchange(endpoint, connector: connector, hello: hello) }) {
+        case .value(let outcome): outcome
+        case .timedOut: .unreachable("no answer within \(timeout)")
+        case .failed(let error): .unreachable("\(error)")
         }
     }
 
@@ -40,24 +31,17 @@ enum PeerProbe {
         } catch {
             return .unreachable("\(error) at \(endpoint.host):\(endpoint.port)")
         }
-        let outcome = await greet(connection, hello: hello)
+        let outcome: AgentDiagnosis.ProbeOutcome
+        do {
+            switch try await PeerGreeting.greet(connection, hello: hello) {
+            case .paired: outcome = .accepted
+            case .noHello: outcome = .refused("the agent there did not answer hello (TLS accepted, pairing not)")
+            case .noPong: outcome = .refused("the agent there did not answer the ping: it may have unpaired this device")
+            }
+        } catch {
+            outcome = .refused("the connection failed: \(error)")
+        }
         await connection.close()
         return outcome
-    }
-
-    /// Hello and ping on an open (TLS-pinned) connection.
-    private static func greet(_ connection: any FrameConnection, hello: PeerHello) async -> AgentDiagnosis.ProbeOutcome {
-        do {
-            try await connection.send([PeerMessage.hello(hello).frame, PeerMessage.ping(sequence: 0).frame])
-            guard let first = try await connection.receive(), case .hello = try PeerMessage(frame: first) else {
-                return .refused("the agent there did not answer hello (TLS accepted, pairing not)")
-            }
-            guard let second = try await connection.receive(), second.kind == .pong else {
-                return .refused("the agent there did not answer the ping: it may have unpaired this device")
-            }
-            return .accepted
-        } catch {
-            return .refused("the connection failed: \(error)")
-        }
     }
 }

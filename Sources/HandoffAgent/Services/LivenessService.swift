@@ -140,13 +140,10 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         }
         var refused = false
         do {
-            // The first pong, not the hello, proves the peer still pairs with this device: one
-            // that unpaired it answers hello but refuses the ping.
-            try await connection.send([PeerMessage.hello(agent.hello).frame, PeerMessage.ping(sequence: 0).frame])
-            guard let first = try await connection.receive(), case .hello = try PeerMessage(frame: first) else {
-                throw LivenessProbeError(reason: "the peer did not answer hello")
-            }
-            guard let second = try await connection.receive(), second.kind == .pong else {
+            switch try await PeerGreeting.greet(connection, hello: agent.hello) {
+            case .paired: break
+            case .noHello: throw LivenessProbeError(reason: "the peer did not answer hello")
+            case .noPong:
                 refused = true
                 throw LivenessProbeError(reason: "the peer did not answer the first ping (it may have unpaired this device)")
             }

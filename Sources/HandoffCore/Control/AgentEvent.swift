@@ -39,11 +39,6 @@ public struct AgentEvent: Sendable, Equatable {
         self.time = time
     }
 
-    /// The event names, as on the wire.
-    public static let names = [
-        "activityOffered", "activityWithdrawn", "peerReachable", "peerUnreachable", "continued", "continueFailed", "paused", "resumed",
-    ]
-
     /// The event's name on the wire.
     public var name: String {
         switch kind {
@@ -94,9 +89,9 @@ public struct AgentEvent: Sendable, Equatable {
         return .object(body)
     }
 
-    /// Reads an event; nil when it is not one of ``names`` or lacks a field it needs.
+    /// Reads an event; nil when it is not one of these or lacks a field it needs.
     public init?(json body: JSONValue) {
-        guard let name = body["event"]?.stringValue, Self.names.contains(name) else { return nil }
+        guard let name = body["event"]?.stringValue else { return nil }
         let time = body["time"]?.stringValue.flatMap(Self.parseTime) ?? Date(timeIntervalSince1970: 0)
         let id = body.uuid("id")
         let peer = body.optionalText("peer")
@@ -119,7 +114,8 @@ public struct AgentEvent: Sendable, Equatable {
             guard let id else { return nil }
             kind = .continueFailed(id: id, error: ControlProtocol.error(fromJSON: body["error"]))
         case "paused": kind = .paused
-        default: kind = .resumed
+        case "resumed": kind = .resumed
+        default: return nil
         }
         self.init(kind, at: time)
     }
