@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "HandoffDiscovery", targets: ["HandoffDiscovery"]),
         .library(name: "HandoffTrust", targets: ["HandoffTrust"]),
         .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
+        .library(name: "HandoffConfiguration", targets: ["HandoffConfiguration"]),
         .library(name: "HandoffAgent", targets: ["HandoffAgent"]),
         .library(name: "HandoffKit", targets: ["HandoffKit"]),
         .library(name: "HandoffTestSupport", targets: ["HandoffTestSupport"]),
@@ -73,16 +74,24 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // handoffd's configuration: the JSON file, its defaults and its checks. Apart from the
+        // agent so that the configuration fuzzer builds without NIO, TLS and D-Bus.
+        .target(
+            name: "HandoffConfiguration",
+            dependencies: [
+                "HandoffCore",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
         .target(
             name: "HandoffAgent",
             dependencies: [
-                "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
+                "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
                 .target(name: "CDBus", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
@@ -99,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "CHandoffShims", "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                "CHandoffShims", "HandoffAgent", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -148,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "HandoffKitTests",
             dependencies: [
-                "HandoffKit", "HandoffAgent", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
+                "HandoffKit", "HandoffAgent", "HandoffConfiguration", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -167,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "HandoffAgentTests",
             dependencies: [
-                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffKit", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
+                "HandoffAgent", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffKit", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -11,7 +11,7 @@
 import PackageDescription
 
 let handoffCore = Target.Dependency.product(name: "HandoffCore", package: "handoff")
-let handoffAgent = Target.Dependency.product(name: "HandoffAgent", package: "handoff")
+let handoffConfiguration = Target.Dependency.product(name: "HandoffConfiguration", package: "handoff")
 let handoffTrust = Target.Dependency.product(name: "HandoffTrust", package: "handoff")
 
 let package = Package(
@@ -35,7 +35,7 @@ let package = Package(
         // SealedAdvertisement.parse/open: the sealed TXT record of protocol v2.
         .executableTarget(name: "FuzzSealedTXT", dependencies: ["FuzzSupport", handoffTrust]),
         // ConfigurationFile.parse: handoffd's JSON configuration.
-        .executableTarget(name: "FuzzConfigParser", dependencies: ["FuzzSupport", handoffCore, handoffAgent]),
+        .executableTarget(name: "FuzzConfigParser", dependencies: ["FuzzSupport", handoffCore, handoffConfiguration]),
         // JSONValue(parsing:): the control socket, --user-info, and the configuration file.
         .executableTarget(name: "FuzzJSONParser", dependencies: ["FuzzSupport", handoffCore]),
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CHandoffShims
 import HandoffAgent
+import HandoffConfiguration
 import HandoffCore
 import HandoffDiscovery
 import HandoffTransport

@@ -1,3 +1,4 @@
+import HandoffConfiguration
 import HandoffCore
 import Logging
 import Testing

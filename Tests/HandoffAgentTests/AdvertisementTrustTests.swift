@@ -1,4 +1,5 @@
 import Foundation
+import HandoffConfiguration
 import HandoffCore
 import HandoffDiscovery
 import HandoffTrust

@@ -1,4 +1,5 @@
 import HandoffAgent
+import HandoffConfiguration
 import HandoffCore
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffAgent
+import HandoffConfiguration
 import HandoffDiscovery
 import HandoffKit
 import HandoffTransport

@@ -6,7 +6,7 @@
 // out of range slips past validation). When it fails: the error has a message.
 
 import FuzzSupport
-import HandoffAgent
+import HandoffConfiguration
 import HandoffCore
 
 private let target = "FuzzConfigParser"

@@ -1,3 +1,4 @@
+import HandoffConfiguration
 import HandoffCore
 
 #if canImport(FoundationEssentials)

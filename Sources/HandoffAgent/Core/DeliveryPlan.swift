@@ -1,3 +1,4 @@
+import HandoffConfiguration
 import HandoffCore
 
 /// Who is offered a continued activity that no app took, in order: a pure decision from the

@@ -12,6 +12,12 @@ public struct LaunchableApp: Sendable, Equatable {
     /// The argv that starts the app; it finds the agent through `HANDOFF_SOCKET`.
     public var launch: [String]
 
+    /// An app with its manifest and the command that starts it.
+    public init(manifest: AppManifest, launch: [String]) {
+        self.manifest = manifest
+        self.launch = launch
+    }
+
     /// Reads `config/apps/*.json`: `{"bundleID", "teamID", "activityTypes": [...], "launch": [argv]}`.
     /// A file that cannot be used is refused, naming the file and the problem.
     public static func load(directory: String) throws(ConfigurationError) -> [LaunchableApp] {
