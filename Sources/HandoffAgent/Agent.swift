@@ -146,6 +146,7 @@ public actor Agent {
         let sealing = AdvertisementSealing(sealInput, identity: security.identity, now: wallClock(),
                                            ownLast: security.initialSeen.last[security.identity.deviceID]?.timestamp ?? 0)
         self.sealing = sealing
+        self.advertisementFeed = AdvertisementFeed(current: .init(instanceName: instanceName, txtRecord: sealing.txtRecord))
         self.advertiser = ServiceAdvertiser(
             name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: sealing.txtRecord, logger: logger)
         let pool = IdleConnectionPool(clock: timeline)
@@ -158,6 +159,9 @@ public actor Agent {
         self.dispatcher = ActivityDispatcher(configuration: configuration, logger: logger)
         self.inboxQuota = InboxQuota(limit: configuration.limits.maxInboxBytesPerDevice)
     }
+
+    /// The sealed advertisement for paired devices that know this one by address (`subscribe`).
+    public nonisolated let advertisementFeed: AdvertisementFeed
 
     /// The DNS-SD registration, to run in the service group.
     public nonisolated var advertiserService: ServiceAdvertiser { advertiser }
@@ -211,7 +215,9 @@ public actor Agent {
         let input = AdvertisementSealing.input(store, agentID: agentID, name: configuration.name, pairingOpen: pairingWindow != nil,
                                                key: trust.ownAdvertisingKey, instanceName: advertiser.registeredName ?? instanceName,
                                                paused: settings.paused, now: now)
-        if let txt = sealing.reseal(input, now: now) { advertiser.updateTXTRecord(txt) }
+        guard let txt = sealing.reseal(input, now: now) else { return }
+        advertiser.updateTXTRecord(txt)
+        advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
     }
 
     // MARK: Serving peers

@@ -106,7 +106,9 @@ struct Peers: AsyncParsableCommand {
             let offers = peer.current.map { "offers \($0.uuidString)" } ?? "no activity"
             // Liveness: a peer that stopped answering still has a DNS-SD record, but nothing on offer.
             let state = peer.reachable ? offers : "unreachable"
-            say("\(peer.name)  \(peer.addresses.first ?? peer.host):\(peer.port)  \(state)")
+            // A peer reached at its stored address, not seen over DNS-SD, says so.
+            let via = peer.via == "dns-sd" ? "" : " (via \(peer.via))"
+            say("\(peer.name)  \(peer.addresses.first ?? peer.host):\(peer.port)\(via)  \(state)")
         }
     }
 }

@@ -47,9 +47,11 @@ struct FrameTests {
         #expect(FrameKind.opened.rawValue == 0x0C)
         #expect(FrameKind.known == [.hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted,
                                     .streamData, .streamEnd, .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm,
-                                    .keys, .ping, .pong, .controlRequest, .controlResponse])
+                                    .keys, .ping, .pong, .subscribe, .advertisement, .controlRequest, .controlResponse])
         #expect(FrameKind.pairRequest.rawValue == 0x30 && FrameKind.keys.rawValue == 0x34)
         #expect(FrameKind.ping.rawValue == 0x35 && FrameKind.pong.rawValue == 0x36)
+        #expect(FrameKind.subscribe.rawValue == 0x37 && FrameKind.advertisement.rawValue == 0x38)
+        #expect(FrameKind.subscribe.description == "subscribe" && FrameKind.advertisement.description == "advertisement")
         #expect(FrameKind.ping.description == "ping" && FrameKind.pong.description == "pong")
         #expect(FrameKind.userInfo.description == "userInfo")
         #expect(FrameKind(rawValue: 0x7F).description == "unknown(0x7f)")

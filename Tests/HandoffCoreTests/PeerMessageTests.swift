@@ -35,6 +35,8 @@ struct PeerMessageTests {
         .ping(sequence: 0),
         .ping(sequence: 42),
         .pong(sequence: 42),
+        .subscribe,
+        .advertisement(instanceName: "handoff-0123456789ab", txtRecord: [3, 0x76, 0x3d, 0x32]),
     ])
     func roundTrip(_ message: PeerMessage) throws {
         #expect(try Self.decode(message.frame) == message)
@@ -160,5 +162,20 @@ struct PeerMessageTests {
         #expect(PeerMessage.ping(sequence: 7).frame.bytes.count <= 32)
         #expect(throws: FrameError.malformed(kind: .ping, reason: "missing seq")) { try Self.decode(Self.frame(.ping, [:])) }
         #expect(throws: FrameError.malformed(kind: .pong, reason: "missing seq")) { try Self.decode(Self.frame(.pong, ["seq": .string("1")])) }
+    }
+
+    @Test("an advertisement needs an instance name a DNS-SD label can hold and a TXT record")
+    func advertisementFields() {
+        let txt: UserInfo = ["txtRecord": .data(Data([1, 0x61]))]
+        #expect(throws: FrameError.malformed(kind: .advertisement, reason: "instanceName must be 1 to 63 bytes")) {
+            try Self.decode(Self.frame(.advertisement, txt.merging(["instanceName": .string(String(repeating: "x", count: 64))]) { $1 }))
+        }
+        #expect(throws: FrameError.malformed(kind: .advertisement, reason: "instanceName must be 1 to 63 bytes")) {
+            try Self.decode(Self.frame(.advertisement, txt))
+        }
+        #expect(throws: FrameError.malformed(kind: .advertisement, reason: "missing txtRecord")) {
+            try Self.decode(Self.frame(.advertisement, ["instanceName": .string("h1"), "txtRecord": .data(Data())]))
+        }
+        #expect(PeerMessage.subscribe.frame.kind == .subscribe)
     }
 }

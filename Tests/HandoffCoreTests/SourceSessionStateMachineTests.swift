@@ -72,6 +72,17 @@ struct SourceSessionStateMachineTests {
 
     // MARK: Fetch
 
+    @Test("a subscribe after hello asks for the advertisement to be pushed; a second one on the connection closes it")
+    func subscribeOnce() {
+        var machine = Self.ready()
+        #expect(machine.received(PeerMessage.subscribe.frame) == .subscribeAdvertisements)
+        #expect(machine.received(PeerMessage.ping(sequence: 1).frame) == .send([PeerMessage.pong(sequence: 1).frame]), "pings go on")
+        guard case .sendAndClose = machine.received(PeerMessage.subscribe.frame) else {
+            Issue.record("a second subscribe was not refused")
+            return
+        }
+    }
+
     @Test("a fetch after hello asks for a lookup of that activity")
     func fetchAsksForLookup() {
         var machine = Self.ready()

@@ -156,6 +156,8 @@ do {
     withSource["sourceBundleID"] = .string("com.example.notes")
     withSource["sourceTeamID"] = .string("A1B2C3D4E5")
     let activityWithSource = Frame(kind: .activity, payload: plist(.dictionary(withSource)))
+    let subscribe = PeerMessage.subscribe.frame
+    let advertisement = PeerMessage.advertisement(instanceName: "handoff-0123456789ab", txtRecord: [4, 0x76, 0x3d, 0x32, 0x00]).frame
     let controlRequest = ControlProtocol.request("publish", ["activity": fullActivity.json])
     let controlResponse = ControlProtocol.response(.success(.object(["id": .string(activityID.uuidString)])))
 
@@ -164,7 +166,8 @@ do {
         ("hello-client", clientHello), ("hello-server", serverHello), ("fetch", fetch), ("activity-full", activity),
         ("activity-minimal", minimal), ("activity-with-source", activityWithSource), ("userinfo-notes", userInfo),
         ("userinfo-every-type", everyTypeFrame), ("error-4608", error), ("continued", continued),
-        ("control-request", controlRequest), ("control-response", controlResponse),
+        ("control-request", controlRequest), ("control-response", controlResponse), ("subscribe", subscribe),
+        ("advertisement", advertisement),
     ]
     for (name, frame) in frames { seed(t, "\(name).bin", whole + frame.bytes) }
 

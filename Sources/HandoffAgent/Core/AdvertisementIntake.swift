@@ -53,10 +53,14 @@ struct AdvertisementIntake: Sendable {
         self.logger = logger
     }
 
-    /// A service was resolved (or its TXT record changed).
-    mutating func resolved(_ service: DiscoveredService, senders: [SealedAdvertisement.Sender], isPaired: (DeviceID) -> Bool,
+    /// A service was resolved over DNS-SD (or its TXT record changed), or `pushedBy` a device
+    /// reached at its address, over a connection pinned to it. A pushed record is taken only when
+    /// that device signed it: a paired device cannot speak for another.
+    mutating func resolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil,
+                           senders: [SealedAdvertisement.Sender], isPaired: (DeviceID) -> Bool,
                            directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
         let name = service.instanceName
+        let via: PeerDiscovery = pushedBy == nil ? .dnsSD : .address
         let sealed: SealedAdvertisement.Public
         do { sealed = try SealedAdvertisement.parse(txtRecord: service.txtRecord) } catch {
             unreadable.removeValue(forKey: name)
@@ -73,7 +77,13 @@ struct AdvertisementIntake: Sendable {
         switch SealedAdvertisement.open(sealed, instanceName: name, senders: senders) {
         case .opened(let opened):
             unreadable.removeValue(forKey: name)
-            return take(opened, from: service, directory: &directory, now: now)
+            if let pushedBy, opened.deviceID != pushedBy {
+                logger.warning("ignoring an advertisement a paired device pushed for another device", metadata: [
+                    "handoff.device": "\(pushedBy.shortID)", "handoff.claimed": "\(opened.deviceID.shortID)",
+                ])
+                return []
+            }
+            return take(opened, from: service, via: via, directory: &directory, now: now)
         case .forged(let claimed):
             // Sealed with a paired device's key but not signed by it: another holder of the key
             // (a paired device gone bad), or a genuine record moved to another instance name.
@@ -87,6 +97,7 @@ struct AdvertisementIntake: Sendable {
             // for the same name must not remove it. The key is asked for, as it may have rotated.
             let isNew = unreadable[name] == nil
             unreadable[name, default: UnreadableService(service: service)].service = service
+            unreadable[name]?.pushedBy = pushedBy
             if let kept = Self.verifiedPeer(instance: name, directory, isPaired) {
                 logger.info("kept a paired peer whose instance now carries a record this agent cannot verify; asking for its key", metadata: [
                     "handoff.peer": "\(kept.name)",
@@ -134,7 +145,7 @@ struct AdvertisementIntake: Sendable {
     }
 
     /// Takes a verified record, unless it is a replay.
-    private mutating func take(_ opened: SealedAdvertisement.Opened, from service: DiscoveredService,
+    private mutating func take(_ opened: SealedAdvertisement.Opened, from service: DiscoveredService, via: PeerDiscovery,
                                directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
         let name = service.instanceName
         var directives: [Directive] = []
@@ -155,15 +166,17 @@ struct AdvertisementIntake: Sendable {
             ownInstancesVisible.insert(name)
             return directives
         }
-        resolveGenerations[opened.deviceID, default: 0] += 1
+        // A fresh resolve makes liveness probe at once; a pushed record came over its connection.
+        if via == .dnsSD { resolveGenerations[opened.deviceID, default: 0] += 1 }
         let update = directory.update(
             name: name, hostTarget: service.hostTarget, addresses: service.addresses,
-            port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID)
+            port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID, via: via)
         switch update {
         case .added, .changed:
             logger.info("peer \(update == .added ? "found" : "updated")", metadata: [
                 "handoff.peer": "\(directory.peer(named: name)?.name ?? name)",
                 "handoff.device": "\(opened.deviceID.shortID)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
+                "handoff.via": "\(via.rawValue)",
             ])
         case .ignored(let why):
             logger.info("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(why)"])

@@ -5,15 +5,17 @@ import HandoffTrust
 extension Agent {
     // MARK: Advertisements: the shell of ``AdvertisementIntake``
 
-    /// A service was resolved: ``AdvertisementIntake`` decides what to believe of it, with the
-    /// paired devices' keys and this device's own; the agent does what it asks.
-    func handleResolved(_ service: DiscoveredService) {
+    /// A service was resolved, or a device reached at its address pushed its record over a
+    /// connection pinned to it (`pushedBy`): ``AdvertisementIntake`` decides what to believe of
+    /// it, with the paired devices' keys and this device's own; the agent does what it asks.
+    func handleResolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil) {
         var senders = trust.devices.compactMap { device in
             device.advertisingKey.map { SealedAdvertisement.Sender(deviceID: device.deviceID, advertisingKey: $0, publicKey: device.publicKey) }
         }
         senders.append(.init(deviceID: deviceID, advertisingKey: trust.ownAdvertisingKey, publicKey: security.identity.publicKey))
         let trust = self.trust
-        perform(intake.resolved(service, senders: senders, isPaired: { trust.isPaired($0) }, directory: &directory, now: timeline.now))
+        perform(intake.resolved(service, pushedBy: pushedBy, senders: senders, isPaired: { trust.isPaired($0) },
+                                directory: &directory, now: timeline.now))
     }
 
     /// A DNS-SD goodbye (or expiry) for an instance (``AdvertisementIntake/removed(_:isPaired:directory:)``).

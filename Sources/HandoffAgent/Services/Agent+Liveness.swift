@@ -1,3 +1,4 @@
+import HandoffConfiguration
 import HandoffCore
 import HandoffTrust
 import Logging
@@ -14,20 +15,32 @@ public struct LivenessTarget: Sendable, Hashable {
     public var deviceID: DeviceID
     /// The peer's agent name, for logs.
     public var name: String
-    /// Where its agent listens now.
-    public var endpoint: PeerEndpoint
+    /// Where its agent listens: the one DNS-SD resolved, or the addresses stored for the device,
+    /// tried in turn.
+    public var endpoints: [PeerEndpoint]
     /// Grows on every fresh DNS-SD resolve of the peer.
     public var generation: Int
+    /// Whether the connection subscribes to the peer's advertisement: DNS-SD shows nothing of
+    /// it, so what it offers comes over this connection (``PeerDiscovery/address``).
+    public var subscribes: Bool
 }
 
 extension Agent {
-    /// The paired peers in the directory, by device ID, for ``LivenessService``.
+    /// The paired peers to watch, by device ID, for ``LivenessService``: those DNS-SD shows, at
+    /// the endpoint it resolved; the others with stored addresses, at those addresses
+    /// (``PairedDevice/addresses``; no port: ``AgentConfiguration/defaultPort``).
     public func livenessTargets() -> [DeviceID: LivenessTarget] {
         var targets: [DeviceID: LivenessTarget] = [:]
-        for peer in directory.all {
+        for peer in directory.all where peer.via == .dnsSD {
             guard let deviceID = peer.deviceID, trust.device(deviceID) != nil else { continue }
-            targets[deviceID] = LivenessTarget(deviceID: deviceID, name: peer.name, endpoint: peer.endpoint,
-                                               generation: resolveGenerations[deviceID] ?? 0)
+            targets[deviceID] = LivenessTarget(deviceID: deviceID, name: peer.name, endpoints: [peer.endpoint],
+                                               generation: resolveGenerations[deviceID] ?? 0, subscribes: false)
+        }
+        for device in trust.devices where targets[device.deviceID] == nil && !device.addresses.isEmpty {
+            let endpoints = device.addresses.map {
+                PeerEndpoint(host: $0.host, port: $0.port ?? AgentConfiguration.defaultPort, expectedIdentity: device.deviceID.bytes)
+            }
+            targets[device.deviceID] = LivenessTarget(deviceID: device.deviceID, name: device.name, endpoints: endpoints, generation: 0, subscribes: true)
         }
         return targets
     }

@@ -30,7 +30,7 @@ extension Agent {
             PeerSummary(name: peer.name, deviceID: peer.deviceID?.description, instanceName: peer.instanceName,
                         agentID: peer.advertisement.agentID, host: peer.hostTarget, addresses: peer.addresses, port: Int(peer.port),
                         sequence: peer.advertisement.sequence, current: peer.advertisement.current?.id,
-                        reachable: directory.isReachable(peer))
+                        reachable: directory.isReachable(peer), via: peer.via.rawValue)
         }
     }
 

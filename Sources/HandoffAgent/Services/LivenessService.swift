@@ -26,6 +26,8 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     private let logger: Logger
     private var machine: Machine
     private var targets: [DeviceID: LivenessTarget] = [:]
+    /// Which of a target's endpoints to try next: a failed connect moves on to the next one.
+    private var endpointIndex: [DeviceID: Int] = [:]
     /// Open connections, by attempt.
     private var connections: [Int: any FrameConnection] = [:]
     /// Attempts the machine closed before their connection opened.
@@ -59,8 +61,9 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 for action in await step() {
                     switch action {
                     case .connect(let key, let attempt):
-                        guard let endpoint = targets[key]?.endpoint else { continue }
-                        group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint) }
+                        guard let target = targets[key], !target.endpoints.isEmpty else { continue }
+                        let endpoint = target.endpoints[(endpointIndex[key] ?? 0) % target.endpoints.count]
+                        group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint, subscribe: target.subscribes) }
                     case .ping(_, let attempt, let sequence):
                         guard let connection = connections[attempt] else { continue }
                         group.addTask { try? await connection.send([PeerMessage.ping(sequence: sequence).frame]) }
@@ -87,11 +90,16 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         for key in machine.keys where current[key] == nil {
             actions += machine.untrack(key)
             targets.removeValue(forKey: key)
+            endpointIndex.removeValue(forKey: key)
+            await agent.forgetPushedAdvertisements(of: key)
         }
         for (key, target) in current {
             if let old = targets[key] {
-                if old.generation != target.generation {
-                    actions += machine.resolved(key, now: now, endpointChanged: old.endpoint != target.endpoint)
+                // DNS-SD found it afresh, or it moved between DNS-SD and its stored addresses.
+                let moved = old.endpoints != target.endpoints || old.subscribes != target.subscribes
+                if old.generation != target.generation || moved {
+                    if moved { endpointIndex[key] = 0 }
+                    actions += machine.resolved(key, now: now, endpointChanged: moved)
                 }
             } else {
                 // A peer is reachable until found otherwise: forget what an earlier watch found
@@ -122,14 +130,16 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         return nil
     }
 
-    /// One connection to a peer: hello, then pongs until it closes or the machine closes it.
-    private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint) async {
+    /// One connection to a peer: hello, then pongs (and, when subscribed, its advertisements)
+    /// until it closes or the machine closes it.
+    private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint, subscribe: Bool) async {
         let connection: any FrameConnection
         do {
             connection = try await connector.connect(to: endpoint, limits: FrameLimits())
         } catch {
             logger.debug("liveness: cannot connect", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
             abandoned.remove(attempt)
+            endpointIndex[key, default: 0] += 1  // the next of its stored addresses, if it has several
             let answered = Self.peerAnswered(error)
             await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: answered) }
             return
@@ -147,9 +157,18 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 refused = true
                 throw LivenessProbeError(reason: "the peer did not answer the first ping (it may have unpaired this device)")
             }
+            if subscribe { try await connection.send([PeerMessage.subscribe.frame]) }
             await event { $0.established(key, attempt: attempt, now: $1) }
             while let frame = try await connection.receive() {
-                guard frame.kind == .pong else { throw LivenessProbeError(reason: "unexpected \(frame.kind) frame") }
+                switch frame.kind {
+                case .pong:
+                    break
+                case .advertisement where subscribe:
+                    guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
+                    await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
+                default:
+                    throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")
+                }
                 heard(key, attempt: attempt)
             }
         } catch {

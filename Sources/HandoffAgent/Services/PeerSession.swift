@@ -33,6 +33,9 @@ public enum PeerSession {
         let trustedName = await agent.trustedName(of: peerID)
         var machine = SourceSessionStateMachine(hello: paired ? agent.hello : PeerHello(agentID: "-", name: "-"))
         var next: Frame? = first
+        // The advertisement pushed to a peer that subscribed, beside the pongs this loop writes.
+        var pushing: Task<Void, Never>?
+        defer { pushing?.cancel() }
         while let frame = next {
             next = nil
             if !paired {
@@ -111,6 +114,16 @@ public enum PeerSession {
             case .exchangeKeys(let key):
                 guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID, certificateDER: connection.peerIdentity?.certificateDER) else { return }
                 try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
+            case .subscribeAdvertisements:
+                // A paired device that knows this one by address: the record now, then each new one.
+                let records = agent.advertisementFeed.subscribe()
+                let outbound = connection.outbound
+                logger.info("peer subscribed to the advertisement", metadata: ["handoff.remote": "\(remote)", "handoff.peer": "\(peerName)"])
+                pushing = Task {
+                    for await record in records {
+                        do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
+                    }
+                }
             case .sendAndClose(let frames, let reason):
                 try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
                 logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])

@@ -7,6 +7,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
+/// How the agent knows of a peer (`handoff peers --json`'s `via`).
+public enum PeerDiscovery: String, Sendable, Hashable {
+    /// Its advertisement was browsed and resolved over DNS-SD (multicast, or a wide-area domain).
+    case dnsSD = "dns-sd"
+    /// Reached at an address stored for it (`trust add --address`, `pair HOST:PORT`), which sends
+    /// its advertisement over the kept connection.
+    case address
+}
+
 /// A peer agent as discovery last saw it.
 public struct PeerRecord: Sendable, Hashable {
     /// This record under another name (the one stored for its device, when there is one).
@@ -31,9 +40,11 @@ public struct PeerRecord: Sendable, Hashable {
     public var port: UInt16
     /// What its TXT record says.
     public var advertisement: ActivityAdvertisement
+    /// How its advertisement arrived.
+    public var via: PeerDiscovery
 
     public init(name: String, hostTarget: String, addresses: [String], port: UInt16, advertisement: ActivityAdvertisement,
-                deviceID: DeviceID? = nil) {
+                deviceID: DeviceID? = nil, via: PeerDiscovery = .dnsSD) {
         self.name = advertisement.name ?? name
         self.instanceName = name
         self.deviceID = deviceID
@@ -41,6 +52,7 @@ public struct PeerRecord: Sendable, Hashable {
         self.addresses = addresses
         self.port = port
         self.advertisement = advertisement
+        self.via = via
     }
 
     /// Where to connect: the first address, else the host name.
@@ -76,18 +88,24 @@ public struct PeerDirectory: Sendable {
 
     public init(ownAgentID: String) { self.ownAgentID = ownAgentID }
 
-    /// Records a resolved service: `txtRecord` is the advertisement (opened, when sealed) and
-    /// `deviceID` who sealed it.
+    /// Records a resolved service: `txtRecord` is the advertisement (opened, when sealed),
+    /// `deviceID` who sealed it and `via` how it arrived.
     public mutating func update(name: String, hostTarget: String, addresses: [String], port: UInt16, txtRecord: [UInt8],
-                                deviceID: DeviceID? = nil) -> Update {
+                                deviceID: DeviceID? = nil, via: PeerDiscovery = .dnsSD) -> Update {
         let advertisement: ActivityAdvertisement
         do { advertisement = try ActivityAdvertisement(txtRecord: txtRecord) } catch {
             peers.removeValue(forKey: name)
             return .ignored(error.description)
         }
         guard advertisement.agentID != ownAgentID else { return .ownAdvertisement }
+        var (hostTarget, addresses, port, via) = (hostTarget, addresses, port, via)
+        if via == .address, let known = peers[name], known.via == .dnsSD {
+            // DNS-SD stays the way to the peer while it shows it: a record pushed over a
+            // connection at the stored address (in flight as DNS-SD found it) only brings news.
+            (hostTarget, addresses, port, via) = (known.hostTarget, known.addresses, known.port, known.via)
+        }
         let record = PeerRecord(name: name, hostTarget: hostTarget, addresses: addresses, port: port, advertisement: advertisement,
-                                deviceID: deviceID)
+                                deviceID: deviceID, via: via)
         departed.removeAll { $0.instanceName == name || $0.advertisement.agentID == advertisement.agentID }
         if let deviceID {
             // A device that restarted comes back under a new instance name: forget the old one.

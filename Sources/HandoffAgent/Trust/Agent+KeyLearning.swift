@@ -6,6 +6,8 @@ import HandoffTrust
 /// A sealed advertisement the agent cannot open, and what it learnt by connecting to its sender.
 struct UnreadableService: Sendable {
     var service: DiscoveredService
+    /// The device that pushed it over its connection (reached at its address); nil: DNS-SD.
+    var pushedBy: DeviceID?
     /// Who answered at its address, once asked.
     var deviceID: DeviceID?
     /// When the agent last connected to learn the key.

@@ -135,7 +135,7 @@ extension Agent {
 
     /// Tries the unreadable advertisements again (a key was learnt).
     func reopenUnreadable() {
-        for entry in unreadable.values { handle(.resolved(entry.service)) }
+        for entry in unreadable.values { handleResolved(entry.service, pushedBy: entry.pushedBy) }
     }
 
     /// The paired devices changed: senders that answered as a device now paired are asked first.

@@ -17,6 +17,12 @@ public struct PeerAddress: Sendable, Hashable, CustomStringConvertible, Comparab
     /// Whether `host` is an IPv6 address (it has a colon).
     public var isIPv6: Bool { host.contains(":") }
 
+    /// Whether `host` is an address (IPv6, or an IPv4 dotted quad) rather than a name.
+    public var isNumeric: Bool {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return isIPv6 || (parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && UInt8($0) != nil })
+    }
+
     /// The written form: `HOST`, `HOST:PORT`, `[V6]:PORT` or a bare `V6`.
     public var description: String {
         guard let port else { return host }

@@ -24,6 +24,9 @@ public struct SourceSessionStateMachine: Sendable {
         case pair(name: String, commitment: [UInt8])
         /// A paired peer sent its advertising key: record it and answer with ours.
         case exchangeKeys([UInt8])
+        /// A paired peer knows this device by address, not over DNS-SD: send it the
+        /// advertisement now and on every change, for as long as the connection lasts.
+        case subscribeAdvertisements
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -36,6 +39,8 @@ public struct SourceSessionStateMachine: Sendable {
     }
 
     private var state: State = .awaitingHello
+    /// Whether the peer subscribed to the advertisement on this connection (once only).
+    private var subscribed = false
     private let hello: PeerHello
     private let agentName: String
 
@@ -84,6 +89,10 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready, .ping(let sequence)):
             // Liveness (docs/PROTOCOL.md): answered at once, the connection stays open.
             return .send([PeerMessage.pong(sequence: sequence).frame])
+        case (.ready, .subscribe):
+            guard !subscribed else { return close("a second subscribe on one connection") }
+            subscribed = true
+            return .subscribeAdvertisements
         default:
             return close("unexpected \(frame.kind) frame")
         }

@@ -152,11 +152,13 @@ public struct PeerSummary: ControlResult, Equatable {
     public var current: UUID?
     /// Whether liveness reaches it.
     public var reachable: Bool
+    /// How it is known: `dns-sd` (browsed) or `address` (reached at a stored address).
+    public var via: String
 
     public init(name: String, deviceID: String?, instanceName: String, agentID: String, host: String, addresses: [String], port: Int,
-                sequence: UInt64, current: UUID?, reachable: Bool) {
+                sequence: UInt64, current: UUID?, reachable: Bool, via: String = "dns-sd") {
         (self.name, self.deviceID, self.instanceName, self.agentID, self.host) = (name, deviceID, instanceName, agentID, host)
-        (self.addresses, self.port, self.sequence, self.current, self.reachable) = (addresses, port, sequence, current, reachable)
+        (self.addresses, self.port, self.sequence, self.current, self.reachable, self.via) = (addresses, port, sequence, current, reachable, via)
     }
 
     public var json: JSONValue {
@@ -164,6 +166,7 @@ public struct PeerSummary: ControlResult, Equatable {
             "name": .string(name), "deviceID": deviceID.json, "instanceName": .string(instanceName), "agentID": .string(agentID),
             "host": .string(host), "addresses": .array(addresses.map { .string($0) }), "port": .integer(Int64(port)),
             "sequence": .integer(sequence), "current": current.map { .string($0.uuidString) } ?? .null, "reachable": .bool(reachable),
+            "via": .string(via),
         ])
     }
 
@@ -171,7 +174,8 @@ public struct PeerSummary: ControlResult, Equatable {
         self.init(name: json.text("name"), deviceID: json.optionalText("deviceID"), instanceName: json.text("instanceName"),
                   agentID: json.text("agentID"), host: json.text("host"),
                   addresses: (json["addresses"]?.arrayValue ?? []).compactMap(\.stringValue), port: json.number("port"),
-                  sequence: json.unsigned("sequence"), current: json.uuid("current"), reachable: json["reachable"]?.boolValue ?? true)
+                  sequence: json.unsigned("sequence"), current: json.uuid("current"), reachable: json["reachable"]?.boolValue ?? true,
+                  via: json.optionalText("via") ?? "dns-sd")
     }
 }
 

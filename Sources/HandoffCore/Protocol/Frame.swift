@@ -41,6 +41,11 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let ping = FrameKind(rawValue: 0x35)
     /// Liveness: the answer to `ping`.
     public static let pong = FrameKind(rawValue: 0x36)
+    /// A paired agent asks, on its liveness connection, to be sent the other's advertisement
+    /// now and on every change (a device known by address, not over DNS-SD).
+    public static let subscribe = FrameKind(rawValue: 0x37)
+    /// The sender's sealed advertisement: its instance name and TXT record, as DNS-SD carries them.
+    public static let advertisement = FrameKind(rawValue: 0x38)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
@@ -49,7 +54,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .controlRequest, .controlResponse,
+        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .controlRequest, .controlResponse,
     ]
 
     /// What a peer that is not paired may send: the handshake and the pairing exchange.
@@ -76,6 +81,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .keys: "keys"
         case .ping: "ping"
         case .pong: "pong"
+        case .subscribe: "subscribe"
+        case .advertisement: "advertisement"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

@@ -127,6 +127,11 @@ public enum PeerMessage: Sendable, Hashable {
     case ping(sequence: Int)
     /// The answer to a ``ping``, with its sequence number.
     case pong(sequence: Int)
+    /// Send me your advertisement now and on every change (after hello, on a liveness connection).
+    case subscribe
+    /// The sender's sealed advertisement, as it would be on DNS-SD: its instance name (which the
+    /// seal covers) and its TXT record.
+    case advertisement(instanceName: String, txtRecord: [UInt8])
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -187,6 +192,12 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .ping, payload: PropertyListBinaryCoding.encode(["seq": .integer(Int64(sequence))]))
         case .pong(let sequence):
             return Frame(kind: .pong, payload: PropertyListBinaryCoding.encode(["seq": .integer(Int64(sequence))]))
+        case .subscribe:
+            return Frame(kind: .subscribe, payload: PropertyListBinaryCoding.encode([:]))
+        case .advertisement(let instanceName, let txtRecord):
+            return Frame(kind: .advertisement, payload: PropertyListBinaryCoding.encode([
+                "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
+            ]))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -272,6 +283,15 @@ public enum PeerMessage: Sendable, Hashable {
         case .ping, .pong:
             guard case .integer(let sequence)? = fields["seq"] else { throw malformed("missing seq") }
             self = kind == .ping ? .ping(sequence: Int(clamping: sequence)) : .pong(sequence: Int(clamping: sequence))
+        case .subscribe:
+            self = .subscribe
+        case .advertisement:
+            // A DNS-SD instance name is at most 63 bytes, a TXT record at most 64 KiB (one frame).
+            guard case .string(let instanceName)? = fields["instanceName"], !instanceName.isEmpty, instanceName.utf8.count <= 63 else {
+                throw malformed("instanceName must be 1 to 63 bytes")
+            }
+            guard case .data(let txtRecord)? = fields["txtRecord"], !txtRecord.isEmpty else { throw malformed("missing txtRecord") }
+            self = .advertisement(instanceName: instanceName, txtRecord: Array(txtRecord))
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")

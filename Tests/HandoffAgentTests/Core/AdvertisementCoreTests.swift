@@ -108,4 +108,40 @@ struct AdvertisementCoreTests {
         #expect(advertised.current?.id == Sample.id(3))
         #expect(advertised.sequence == store.sequence)
     }
+
+    @Test("a record pushed by its own device is taken as known by address, without a fresh-resolve probe")
+    func pushedByItsDevice() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        _ = intake.resolved(record(1, timestamp: 1_000), pushedBy: TestPeer.deviceID, senders: senders, isPaired: { _ in true },
+                            directory: &directory, now: t0)
+        #expect(directory.peer(instance: "kitchen")?.via == .address)
+        #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(1))
+        #expect(intake.resolveGenerations[TestPeer.deviceID] == nil, "liveness already holds the connection it came over")
+    }
+
+    @Test("a paired device cannot push another device's record: it is refused")
+    func pushedByAnother() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        let other = TestPeer.identity.deviceID
+        let directives = intake.resolved(record(1, timestamp: 1_000), pushedBy: other, senders: senders, isPaired: { _ in true },
+                                         directory: &directory, now: t0)
+        #expect(directives == [])
+        #expect(directory.all.isEmpty)
+    }
+
+    @Test("while DNS-SD shows a peer, a pushed record brings its news but keeps DNS-SD's address")
+    func dnsSDKeepsItsAddress() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        _ = intake.resolved(record(1, timestamp: 1_000), senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        var pushed = record(2, timestamp: 2_000)
+        pushed.addresses = ["192.0.2.77"]
+        _ = intake.resolved(pushed, pushedBy: TestPeer.deviceID, senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        let peer = directory.peer(instance: "kitchen")
+        #expect(peer?.via == .dnsSD)
+        #expect(peer?.addresses != ["192.0.2.77"])
+        #expect(peer?.advertisement.current?.id == Sample.id(2))
+    }
 }

@@ -20,12 +20,16 @@ struct InMemoryContinueTests {
         let editor = AppRecorder(savedTitle: "Shopping list (saved)")
         let viewer = AppRecorder()
 
-        init(alpha configureAlpha: (inout AgentConfiguration) -> Void = { _ in }, bravo configureBravo: (inout AgentConfiguration) -> Void = { _ in }) {
+        /// - Parameter alphaAddresses: where bravo's trust store says alpha can be reached.
+        init(alpha configureAlpha: (inout AgentConfiguration) -> Void = { _ in }, bravo configureBravo: (inout AgentConfiguration) -> Void = { _ in },
+             alphaAddresses: [PeerAddress] = []) {
             let network = InMemoryNetwork()
             let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
             alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [InMemoryHost.device("bravo", advertisingKey: keys.bravo)],
                                  advertisingKey: keys.alpha, configure: configureAlpha)
-            bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [InMemoryHost.device("alpha", advertisingKey: keys.alpha)],
+            var alphaDevice = InMemoryHost.device("alpha", advertisingKey: keys.alpha)
+            alphaDevice.addresses = alphaAddresses
+            bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [alphaDevice],
                                  advertisingKey: keys.bravo, configure: configureBravo)
         }
 
@@ -45,15 +49,16 @@ struct InMemoryContinueTests {
             }
         }
 
-        /// The editor makes a note current on alpha; bravo hears of it (as from DNS-SD).
-        func publishNote(_ editorApp: HandoffApplication, needsSave: Bool = false) async throws -> UserActivity {
+        /// The editor makes a note current on alpha; bravo hears of it (as from DNS-SD, unless
+        /// `discover` is false).
+        func publishNote(_ editorApp: HandoffApplication, needsSave: Bool = false, discover: Bool = true) async throws -> UserActivity {
             let note = UserActivity(activityType: NotesApp.type, application: editorApp)
             note.title = "Shopping list"
             note.userInfo = ["text": .string("milk, eggs")]
             note.needsSave = needsSave
             note.delegate = editor
             try await note.becomeCurrent()
-            await bravo.discover(alpha)
+            if discover { await bravo.discover(alpha) }
             return note
         }
     }

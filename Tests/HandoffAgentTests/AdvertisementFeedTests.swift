@@ -1,0 +1,37 @@
+import Testing
+
+@testable import HandoffAgent
+
+@Suite("AdvertisementFeed: the record pushed to devices known by address")
+struct AdvertisementFeedTests {
+    static func record(_ n: UInt8) -> AdvertisementFeed.Record { .init(instanceName: "handoff-a", txtRecord: [1, n]) }
+
+    @Test("a subscriber gets the current record first, then each new one")
+    func currentThenNew() async {
+        let feed = AdvertisementFeed(current: Self.record(1))
+        var records = feed.subscribe().makeAsyncIterator()
+        #expect(await records.next() == Self.record(1))
+        feed.publish(Self.record(2))
+        #expect(await records.next() == Self.record(2))
+        #expect(feed.subscriberCount == 1)
+    }
+
+    @Test("a subscriber that has not read keeps only the newest record, never a queue")
+    func newestOnly() async {
+        let feed = AdvertisementFeed(current: Self.record(1))
+        let stream = feed.subscribe()
+        for n in 2...50 { feed.publish(Self.record(UInt8(n))) }
+        var records = stream.makeAsyncIterator()
+        #expect(await records.next() == Self.record(50))
+    }
+
+    @Test("a subscriber that stops is forgotten")
+    func forgotten() async {
+        let feed = AdvertisementFeed(current: Self.record(1))
+        let task = Task { for await _ in feed.subscribe() {} }
+        while feed.subscriberCount == 0 { await Task.yield() }
+        task.cancel()
+        await task.value
+        #expect(feed.subscriberCount == 0)
+    }
+}
