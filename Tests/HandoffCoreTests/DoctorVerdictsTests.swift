@@ -131,6 +131,16 @@ struct DoctorVerdictsTests {
         #expect(status(findings, "peer h1: clock") == nil)
     }
 
+    @Test func aPairedDeviceReachedAtItsStoredAddressOnlyWarns() {
+        var agent = Self.healthyAgent
+        agent.devices[0] = .init(name: "h1", deviceID: "AAAA", seenOverDNSSD: false, reachedByAddress: true, addresses: ["192.0.2.1"], port: 52123,
+                                 reachable: true, probe: .accepted, clockAheadMilliseconds: 0)
+        let findings = DoctorVerdicts.findings(agent: .success(agent), host: Self.healthyHost)
+        #expect(status(findings, "peer h1: dns-sd") == .warn)
+        #expect(findings.first { $0.check == "peer h1: dns-sd" }?.detail.contains("192.0.2.1:52123") == true)
+        #expect(status(findings, "peer h1: reachable") == .ok)
+    }
+
     @Test func aClockAheadBeyondTheToleranceWarns() {
         var agent = Self.healthyAgent
         agent.devices[0].clockAheadMilliseconds = DoctorVerdicts.clockToleranceMilliseconds + 1
@@ -141,7 +151,7 @@ struct DoctorVerdictsTests {
 
     @Test func theDiagnosisAndFindingsRoundTripThroughJSON() throws {
         var agent = Self.healthyAgent
-        agent.devices.append(.init(name: "h3", deviceID: "BBBB", seenOverDNSSD: true, addresses: ["10.0.0.3"], port: 1, reachable: false,
+        agent.devices.append(.init(name: "h3", deviceID: "BBBB", seenOverDNSSD: false, reachedByAddress: true, addresses: ["10.0.0.3"], port: 1, reachable: false,
                                    probe: .refused("no pong"), clockAheadMilliseconds: nil))
         agent.avahi = .unavailable("gone")
         #expect(AgentDiagnosis(json: try JSONValue(parsing: agent.json.serialized)) == agent)

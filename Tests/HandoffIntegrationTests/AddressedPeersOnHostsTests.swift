@@ -50,6 +50,14 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         XCTAssertEqual(json["peer"] as? String, "h1")
         try lab.waitForEvent(watch.log, "continued") { $0["id"] as? String == id }
 
+        // doctor on h2: not seen over DNS-SD, but reached at its stored address (a warning, not a failure).
+        let doctor = try lab.handoff("h2", "doctor", "--json")
+        let findings = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [[String: String]], doctor.stdout)
+        let dnsSD = findings.first { $0["check"] == "peer h1: dns-sd" }
+        XCTAssertEqual(dnsSD?["status"], "warn", "\(findings)")
+        XCTAssertTrue(dnsSD?["detail"]?.contains("stored address 198.18.0.1") == true, "\(dnsSD ?? [:])")
+        XCTAssertEqual(findings.first { $0["check"] == "peer h1: reachable" }?["status"], "ok", "\(findings)")
+
         // A new activity on h1 is pushed at once; the old one is withdrawn.
         let next = try lab.publish("h1", "--type", Self.type, "--title", "Packing list")
         try lab.waitUntilListed(next, on: "h2", timeout: 2)

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
+import HandoffConfiguration
 import HandoffCore
 import HandoffTrust
 
@@ -23,10 +24,14 @@ extension Agent {
             let peer = directory.all.first { $0.deviceID == paired.deviceID }
             let ahead = intake.seen.last[paired.deviceID].map { Int64(clamping: $0.timestamp) - now }
             let device = AgentDiagnosis.Device(
-                name: peer?.name ?? paired.name, deviceID: paired.deviceID.description, seenOverDNSSD: peer != nil,
-                addresses: peer?.addresses ?? [], port: peer.map { Int($0.port) }, reachable: peer.map { directory.isReachable($0) } ?? false,
-                probe: .notTried, clockAheadMilliseconds: peer == nil ? nil : ahead)
-            pending.append((device, peer?.endpoint))
+                name: peer?.name ?? paired.name, deviceID: paired.deviceID.description, seenOverDNSSD: peer?.via == .dnsSD,
+                reachedByAddress: peer?.via == .address, addresses: peer?.addresses ?? [], port: peer.map { Int($0.port) },
+                reachable: peer.map { directory.isReachable($0) } ?? false, probe: .notTried, clockAheadMilliseconds: peer == nil ? nil : ahead)
+            // Probed where DNS-SD or the subscription put it, else at its first stored address.
+            let stored = paired.addresses.first.map {
+                PeerEndpoint(host: $0.host, port: $0.port ?? AgentConfiguration.defaultPort, expectedIdentity: paired.deviceID.bytes)
+            }
+            pending.append((device, peer?.endpoint ?? stored))
         }
         let devices = await withTaskGroup(of: (Int, AgentDiagnosis.ProbeOutcome).self) { group in
             for (index, entry) in pending.enumerated() {

@@ -20,7 +20,7 @@ public struct AgentDiagnosis: ControlResult, Equatable {
         case unreachable(String)
         /// An agent answered but refused TLS or the pairing (wrong certificate, no pong): the reason.
         case refused(String)
-        /// No address to try: it was not seen over DNS-SD.
+        /// No address to try: it was not seen over DNS-SD and has no stored address.
         case notTried
     }
 
@@ -30,7 +30,11 @@ public struct AgentDiagnosis: ControlResult, Equatable {
         public var deviceID: String
         /// Whether a verified record of it is in the agent's DNS-SD directory.
         public var seenOverDNSSD: Bool
-        /// The addresses and port DNS-SD gave for it (empty when not seen).
+        /// Whether, not seen over DNS-SD, it is known by its stored address: liveness reached it
+        /// there and it sent its advertisement (`peers` says `via address`).
+        public var reachedByAddress: Bool
+        /// The addresses and port DNS-SD gave for it, or the stored address it was reached at
+        /// (empty when neither).
         public var addresses: [String]
         public var port: Int?
         /// Liveness's view: false once its pinned connection stopped answering.
@@ -40,11 +44,12 @@ public struct AgentDiagnosis: ControlResult, Equatable {
         /// milliseconds (negative: behind; nil: none seen).
         public var clockAheadMilliseconds: Int64?
 
-        public init(name: String, deviceID: String, seenOverDNSSD: Bool, addresses: [String], port: Int?, reachable: Bool,
-                    probe: ProbeOutcome, clockAheadMilliseconds: Int64?) {
+        public init(name: String, deviceID: String, seenOverDNSSD: Bool, reachedByAddress: Bool = false, addresses: [String], port: Int?,
+                    reachable: Bool, probe: ProbeOutcome, clockAheadMilliseconds: Int64?) {
             self.name = name
             self.deviceID = deviceID
             self.seenOverDNSSD = seenOverDNSSD
+            self.reachedByAddress = reachedByAddress
             self.addresses = addresses
             self.port = port
             self.reachable = reachable
@@ -88,7 +93,7 @@ public struct AgentDiagnosis: ControlResult, Equatable {
                 }
                 return .object([
                     "name": .string(device.name), "deviceID": .string(device.deviceID), "seenOverDNSSD": .bool(device.seenOverDNSSD),
-                    "addresses": .array(device.addresses.map(JSONValue.string)), "port": device.port.map(JSONValue.integer) ?? .null,
+                    "reachedByAddress": .bool(device.reachedByAddress), "addresses": .array(device.addresses.map(JSONValue.string)), "port": device.port.map(JSONValue.integer) ?? .null,
                     "reachable": .bool(device.reachable), "probe": probe,
                     "clockAheadMilliseconds": device.clockAheadMilliseconds.map(JSONValue.integer) ?? .null,
                 ])
@@ -117,6 +122,7 @@ public struct AgentDiagnosis: ControlResult, Equatable {
             }
             return Device(name: device["name"]?.stringValue ?? "", deviceID: device["deviceID"]?.stringValue ?? "",
                           seenOverDNSSD: device["seenOverDNSSD"]?.boolValue ?? false,
+                          reachedByAddress: device["reachedByAddress"]?.boolValue ?? false,
                           addresses: (device["addresses"]?.arrayValue ?? []).compactMap(\.stringValue),
                           port: device["port"]?.int64Value.map(Int.init), reachable: device["reachable"]?.boolValue ?? false,
                           probe: probe, clockAheadMilliseconds: device["clockAheadMilliseconds"]?.int64Value)

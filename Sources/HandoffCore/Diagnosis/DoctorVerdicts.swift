@@ -155,9 +155,14 @@ public enum DoctorVerdicts {
         if device.seenOverDNSSD {
             findings.append(DoctorFinding(check: "\(prefix): dns-sd", status: .ok,
                                           detail: "seen over DNS-SD at \(device.addresses.joined(separator: ", ")):\(device.port.map(String.init) ?? "?")"))
+        } else if device.reachedByAddress {
+            // Across subnets or a VPN this is how it should be; on one LAN, multicast is lost somewhere.
+            findings.append(DoctorFinding(check: "\(prefix): dns-sd", status: .warn,
+                                          detail: "no record of \(device.name) over DNS-SD; reached at its stored address \(device.addresses.joined(separator: ", ")):\(device.port.map(String.init) ?? "?") instead",
+                                          fix: "nothing to do if it is on another subnet or a VPN; on one LAN, check multicast filtering (run doctor there too)"))
         } else {
             findings.append(DoctorFinding(check: "\(prefix): dns-sd", status: .fail, detail: "no record of \(device.name) (\(device.deviceID)) over DNS-SD",
-                                          fix: "check that its agent runs and that both hosts are on one LAN without multicast filtering (run doctor there too)"))
+                                          fix: "check that its agent runs and that both hosts are on one LAN without multicast filtering (run doctor there too); across subnets, give its address: handoff trust add \(device.deviceID) --address HOST[:PORT]"))
         }
         switch (device.probe, device.reachable) {
         case (.accepted, _):
@@ -173,7 +178,7 @@ public enum DoctorVerdicts {
                                           fix: "check its link and that its firewall accepts its agent's port"))
             findings.append(DoctorFinding(check: "\(prefix): tls", status: .warn, detail: "not tried: no connection"))
         case (.notTried, _):
-            findings.append(DoctorFinding(check: "\(prefix): reachable", status: .fail, detail: "no address known (not seen over DNS-SD)",
+            findings.append(DoctorFinding(check: "\(prefix): reachable", status: .fail, detail: "no address known (not seen over DNS-SD, none stored)",
                                           fix: "see the dns-sd check above"))
         }
         if let ahead = device.clockAheadMilliseconds {
