@@ -105,9 +105,8 @@ final class LabDriver: @unchecked Sendable {
     ///
     /// The agent listens on an ephemeral port (`port: 0`) unless the config names one, or
     /// `defaultPort` asks for the product's default (52123): a restarted agent then comes back
-    /// at a new endpoint, as the tests were written for. (At a fixed port, a peer that learnt the
-    /// agent's advertising key less than 30 s before waits out `KeyProbeSchedule`'s retry
-    /// interval to learn a rotated one: see issue 18's note.)
+    /// at a new endpoint, as the tests were written for. (A rotated advertising key no longer
+    /// depends on it: liveness tells the paired devices a new key at once, InMemoryKeyAnnouncementTests.)
     func startAgent(_ host: String, config: [String: Any] = [:], environment: [String: String] = [:], defaultPort: Bool = false) throws {
         var full = config
         if full["port"] == nil, !defaultPort { full["port"] = 0 }

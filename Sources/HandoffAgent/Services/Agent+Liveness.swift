@@ -45,6 +45,12 @@ extension Agent {
         return targets
     }
 
+    /// This device's advertising key now, with the devices paired now, read together
+    /// (``LivenessService`` tells them a rotated key).
+    public func advertisingKeyAndPairedDevices() -> (key: AdvertisingKey, paired: Set<DeviceID>) {
+        (trust.ownAdvertisingKey, Set(trust.devices.map(\.deviceID)))
+    }
+
     /// Liveness found a paired device unreachable (its activities are no longer offered) or
     /// reachable again.
     public func setReachability(_ deviceID: DeviceID, reachable: Bool, lastHeard: Date?) {

@@ -28,8 +28,10 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     private var targets: [DeviceID: LivenessTarget] = [:]
     /// Which of a target's endpoints to try next: a failed connect moves on to the next one.
     private var endpointIndex: [DeviceID: Int] = [:]
-    /// Open connections, by attempt.
-    private var connections: [Int: any FrameConnection] = [:]
+    /// Open connections, by attempt, with the device each is pinned to.
+    private var connections: [Int: (key: DeviceID, connection: any FrameConnection)] = [:]
+    /// This device's advertising key as the open connections were last told it.
+    private var announcedKey: AdvertisingKey?
     /// Attempts the machine closed before their connection opened.
     private var abandoned: Set<Int> = []
     private var stopped = false
@@ -65,19 +67,20 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                         let endpoint = target.endpoints[(endpointIndex[key] ?? 0) % target.endpoints.count]
                         group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint, subscribe: target.subscribes) }
                     case .ping(_, let attempt, let sequence):
-                        guard let connection = connections[attempt] else { continue }
+                        guard let connection = connections[attempt]?.connection else { continue }
                         group.addTask { try? await connection.send([PeerMessage.ping(sequence: sequence).frame]) }
                     default:
                         // Closing waits for TLS close_notify (seconds for a silent peer): never in this loop.
                         if let closing = await perform(action) { group.addTask { await closing.close() } }
                     }
                 }
+                for (connection, frame) in await keyAnnouncements() { group.addTask { try? await connection.send([frame]) } }
                 // Idle fetch connections past their time are closed here too, not only on the next fetch.
                 agent.fetchPool.prune()
                 do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
             }
             stopped = true
-            for connection in connections.values { group.addTask { await connection.close() } }
+            for (_, connection) in connections.values { group.addTask { await connection.close() } }
             connections.removeAll()
         }
     }
@@ -112,12 +115,27 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         return actions + machine.tick(now: now)
     }
 
+    /// When this device's advertising key rotated (a device was unpaired, or a pairing failed
+    /// late), each paired device still watched is told the new key at once on its pinned
+    /// connection (`keys`; it answers with its own), so the records sealed with the new key are
+    /// read at once rather than after a key probe's back-off.
+    private func keyAnnouncements() async -> [(any FrameConnection, Frame)] {
+        // Read together: a key rotated for an unpairing never goes to the device unpaired.
+        let (key, paired) = await agent.advertisingKeyAndPairedDevices()
+        defer { announcedKey = key }
+        guard let announcedKey, announcedKey != key else { return [] }
+        let frame = PeerMessage.keys(advertisingKey: key.bytes).frame
+        let told = connections.values.filter { paired.contains($0.key) }
+        logger.info("telling the paired devices this device's new advertising key", metadata: ["handoff.devices": "\(told.count)"])
+        return told.map { ($0.connection, frame) }
+    }
+
     /// Performs what an event returned: changes of reachability, and closes; returns the
     /// connection the caller must close.
     private func perform(_ action: Machine.Action) async -> (any FrameConnection)? {
         switch action {
         case .close(_, let attempt):
-            if let connection = connections.removeValue(forKey: attempt) { return connection }
+            if let connection = connections.removeValue(forKey: attempt)?.connection { return connection }
             abandoned.insert(attempt)
         case .reachable(let key):
             await agent.setReachability(key, reachable: true, lastHeard: nil)
@@ -144,7 +162,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: answered) }
             return
         }
-        guard adopt(connection, attempt: attempt) else {
+        guard adopt(connection, key: key, attempt: attempt) else {
             await connection.close()
             return
         }
@@ -161,8 +179,8 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             await event { $0.established(key, attempt: attempt, now: $1) }
             while let frame = try await connection.receive() {
                 switch frame.kind {
-                case .pong:
-                    break
+                case .pong, .keys:
+                    break  // keys: its answer to this device's new key (``keyAnnouncements()``)
                 case .advertisement where subscribe:
                     guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
                     await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
@@ -179,9 +197,9 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
     }
 
-    private func adopt(_ connection: any FrameConnection, attempt: Int) -> Bool {
+    private func adopt(_ connection: any FrameConnection, key: DeviceID, attempt: Int) -> Bool {
         guard !stopped, abandoned.remove(attempt) == nil else { return false }
-        connections[attempt] = connection
+        connections[attempt] = (key, connection)
         return true
     }
 
