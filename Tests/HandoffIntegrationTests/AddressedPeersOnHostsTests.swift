@@ -8,7 +8,7 @@ import XCTest
 /// (The ruleset is h2's network namespace's own: the machine's is never touched.)
 final class AddressedPeersOnHostsTests: LabTestCase {
     override class var hostCount: Int { 2 }
-    static let type = "com.example.notes.edit"
+    static let type = "com.example.static.edit"  // not the notes example's: its continuations go to the app
 
     override class func prepare(_ lab: LabDriver) throws {
         for command in ["add table inet statictest",
@@ -62,6 +62,19 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         let next = try lab.publish("h1", "--type", Self.type, "--title", "Packing list")
         try lab.waitUntilListed(next, on: "h2", timeout: 2)
         try lab.waitForEvent(watch.log, "activityWithdrawn") { $0["id"] as? String == id }
+    }
+
+    func testContinuationStreamsBetweenAppsWithoutDNSSD() throws {
+        let viewer = try startNotes("h2", ["open", "--read-streams"], log: "static-viewer")
+        try lab.waitForLine(viewer, "ready")
+        let (id, editor) = try editNote(on: "h1", listedOn: "h2", ["--stream-bytes", "\(1 << 20)"])
+        XCTAssertEqual(try lab.continueActivity(id, on: "h2").status, 0)
+        try lab.waitForLine(viewer, "received", timeout: 10)
+        try lab.waitForLine(editor, "sent")
+        let sent = try XCTUnwrap(lab.logLines(editor).first { $0.hasPrefix("sent") })
+        let received = try XCTUnwrap(lab.logLines(viewer).first { $0.hasPrefix("received") })
+        XCTAssertTrue(sent.hasPrefix("sent 1048576 bytes sha256 "), sent)
+        XCTAssertTrue(received.hasPrefix(sent.replacingOccurrences(of: "sent", with: "received")), "\(sent) / \(received)")
     }
 
     func testStoppedPeerIsUnreachableAndComesBack() throws {

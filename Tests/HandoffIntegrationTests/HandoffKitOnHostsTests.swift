@@ -4,7 +4,6 @@ import XCTest
 /// HandoffKit apps (the notes example) on simulated hosts: the callback order across hosts, team
 /// isolation, and a slow willSave.
 final class HandoffKitOnHostsTests: LabTestCase {
-    var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
     override class var hostCount: Int { 2 }
 
     override class func prepare(_ lab: LabDriver) throws {
@@ -14,7 +13,7 @@ final class HandoffKitOnHostsTests: LabTestCase {
     }
 
     func start(_ host: String, _ args: [String], log name: String) throws -> String {
-        try startLogged(host, [notes] + args, log: name)
+        try startNotes(host, args, log: name)
     }
 
     func read(_ log: String) -> [String] { lab.logLines(log) }
@@ -25,12 +24,7 @@ final class HandoffKitOnHostsTests: LabTestCase {
 
     /// Starts the editor on h1 and returns the activity ID once h2 lists it.
     func edit(_ extra: [String] = []) throws -> (id: String, log: String) {
-        let log = try start("h1", ["edit", "--title", "Shopping list", "--text", "milk, eggs"] + extra, log: "editor-\(UUID().uuidString.prefix(6))")
-        try waitForLine(log, "editing")
-        let line = read(log).first { $0.hasPrefix("editing") }!
-        let id = String(line.split(separator: " ").first { $0.count == 36 }!)
-        try lab.waitUntilListed(id, on: "h2")
-        return (id, log)
+        try editNote(on: "h1", listedOn: "h2", extra)
     }
 
     func testCallbacksArriveInOrderAcrossHostsAndOnlyTheSameTeamsAppGetsThem() throws {
@@ -157,7 +151,7 @@ final class HandoffKitOnHostsTests: LabTestCase {
         let log = "\(h2)/launched.log"
         let manifest: [String: Any] = [
             "bundleID": "com.example.notes", "teamID": "EXAMPLETEAM", "activityTypes": ["com.example.notes.edit"],
-            "launch": ["sh", "-c", "exec '\(notes)' open --once > '\(log)' 2>&1"],
+            "launch": ["sh", "-c", "exec '\(notesExample)' open --once > '\(log)' 2>&1"],
         ]
         try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: "\(apps)/notes.json"))
         try lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1], "appsDirectory": apps])
