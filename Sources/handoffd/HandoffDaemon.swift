@@ -26,6 +26,9 @@ struct HandoffDaemon: AsyncParsableCommand {
         discussion: """
             Without --config it reads $XDG_CONFIG_HOME/handoff/handoffd.json (~/.config/handoff/handoffd.json) \
             if that exists; config/handoffd.json in the source lists every key and its default.
+            SIGHUP (systemctl --user reload handoffd) reads the same file again: handlers, limits, urlOpener, logLevel, \
+            notifications, faults, inboxDirectory, appsDirectory, security.pairingTimeout and security.urlSchemes change at once; \
+            the other keys are logged as needing a restart and keep their values; a file with an error changes nothing.
             Exit status: 78 for a bad configuration, 73 when a file cannot be created, 69 when a service is unavailable, \
             75 when another handoffd runs.
             """,

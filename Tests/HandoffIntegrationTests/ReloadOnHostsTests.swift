@@ -12,9 +12,21 @@ final class ReloadOnHostsTests: LabTestCase {
     override class func prepare(_ lab: LabDriver) throws {
         // h1 takes every activity with a handler that succeeds (to continue h2's, through h2's port).
         try lab.startAgent("h1", config: ["handlers": [["activityTypes": ["*"], "command": ["/bin/true"]]]])
-        try lab.startAgent("h2", config: ["port": startPort])
+        // h2 tells a NOTIFY_SOCKET its state, as under systemd; the receiver prints each datagram
+        // on a line (and exits after two idle minutes).
+        let (log, _) = try lab.startLogged("h2", ["python3", "-c", """
+            import os, socket
+            p = "\(try notifySocket(lab))"
+            if os.path.exists(p): os.unlink(p)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(p); s.settimeout(120); print("bound", flush=True)
+            while True: print(s.recv(256).decode().replace("\\n", " "), flush=True)
+            """], log: "notify-receiver")
+        try lab.waitForLine(log, "bound")
+        try lab.startAgent("h2", config: ["port": startPort], environment: ["NOTIFY_SOCKET": try notifySocket(lab)])
         try lab.pair("h1", "h2")
     }
+
+    static func notifySocket(_ lab: LabDriver) throws -> String { "\(try lab.path("h2"))/notify.sock" }
 
     /// h2's config file (LabDriver.startAgent's), with `change` applied, written in place.
     func rewriteConfig(_ change: (inout [String: Any]) -> Void) throws -> String {
@@ -61,6 +73,17 @@ final class ReloadOnHostsTests: LabTestCase {
         XCTAssertTrue(reload.contains { $0.contains("warning") && $0.contains("needs a restart: port (52123 -> 52200)") && $0.contains(file) },
                       reload.joined(separator: "\n"))
         XCTAssertTrue(reload.contains { $0.contains("configuration reloaded") && $0.contains("handlers") }, reload.joined(separator: "\n"))
+        // systemd heard RELOADING=1 with the monotonic time, then READY=1 again.
+        let notified = "\(try lab.path("h2"))/notify-receiver.log"
+        _ = try lab.waitUntil("READY=1 after RELOADING=1", timeout: 5) { lab.logLines(notified).suffix(2).last == "READY=1" && lab.logLines(notified).count >= 4 }
+        let states = lab.logLines(notified)
+        XCTAssertEqual(Array(states.prefix(2)), ["bound", "READY=1"], "\(states)")
+        let reloading = try XCTUnwrap(states.dropFirst(2).first).split(separator: " ")
+        XCTAssertEqual(reloading.first, "RELOADING=1", "\(states)")
+        let microseconds = try XCTUnwrap(reloading.last.flatMap { Double($0.dropFirst("MONOTONIC_USEC=".count)) }, "\(states)")
+        let uptime = try XCTUnwrap(Double(String(contentsOfFile: "/proc/uptime", encoding: .utf8).split(separator: " ")[0]))
+        XCTAssertEqual(microseconds / 1_000_000, uptime, accuracy: 30, "MONOTONIC_USEC is CLOCK_MONOTONIC")
+        XCTAssertEqual(states.count, 4, "\(states)")
 
         let continued = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(continued.status, 0, "\(continued.json)")
