@@ -17,16 +17,21 @@ import Foundation
 /// peers' activities and hands them to the local handlers. Pure state lives in ``ActivityStore``
 /// and ``PeerDirectory``; this actor is the shell that does the I/O.
 public actor Agent {
-    public nonisolated let configuration: AgentConfiguration
+    /// The configuration now: a reload (``reload(_:launchable:)``) replaces its live keys.
+    public nonisolated var configuration: AgentConfiguration { liveConfiguration.value }
+    /// Where ``configuration`` is kept, shared with what reads it outside the agent.
+    public nonisolated let liveConfiguration: LiveConfiguration
     /// A random ID for this run of the agent, advertised in TXT and sent in hello.
     public nonisolated let agentID: String
     public nonisolated let hello: PeerHello
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
-    let client: ContinuationClient<AgentTimeline>
+    /// Fetches activities from peers; a reload changes its limits and timeouts.
+    var client: ContinuationClient<AgentTimeline>
     /// Connections to peers kept open between continuations (``IdleConnectionPool``).
     public nonisolated let fetchPool: IdleConnectionPool<AgentTimeline>
-    let dispatcher: ActivityDispatcher
+    /// The handlers and the URL opener; a reload replaces it.
+    var dispatcher: ActivityDispatcher
     /// The bound peer port.
     public nonisolated let port: Int
     /// This device's identity, TLS and open connections.
@@ -120,7 +125,16 @@ public actor Agent {
     public init(configuration: AgentConfiguration, port: Int, transport: any PeerTransport, logger: Logger,
                 launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: @escaping @Sendable () -> Date = { Date() }) {
-        self.configuration = configuration
+        self.init(configuration: LiveConfiguration(configuration), port: port, transport: transport, logger: logger,
+                  launchable: launchable, security: security, clock: clock, wallClock: wallClock)
+    }
+
+    /// An agent on a ``LiveConfiguration`` that others share (handoffd's connector and log handlers).
+    public init(configuration live: LiveConfiguration, port: Int, transport: any PeerTransport, logger: Logger,
+                launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock(),
+                wallClock: @escaping @Sendable () -> Date = { Date() }) {
+        let configuration = live.value
+        self.liveConfiguration = live
         self.clock = clock
         let timeline = AgentTimeline(clock)
         self.timeline = timeline
@@ -153,9 +167,7 @@ public actor Agent {
         self.fetchPool = pool
         self.client = ContinuationClient(
             connector: transport, clock: timeline, hello: hello,
-            limits: FrameLimits(maxUserInfoBytes: configuration.limits.maxUserInfoBytes),
-            timeouts: ContinuationTimeouts(connect: configuration.limits.connectTimeout, fetch: configuration.limits.fetchTimeout),
-            pool: pool)
+            limits: Self.fetchLimits(configuration), timeouts: Self.fetchTimeouts(configuration), pool: pool)
         self.dispatcher = ActivityDispatcher(configuration: configuration, logger: logger)
         self.inboxQuota = InboxQuota(limit: configuration.limits.maxInboxBytesPerDevice)
     }

@@ -7,7 +7,7 @@ struct Fault: AsyncParsableCommand {
         discussion: """
             Faults act on this agent as a source: the host that continues one of its activities sees \
             the documented error code. They last until cleared or until the agent restarts; the \
-            `faults` section of the configuration sets them at start.
+            `faults` section of the configuration sets them at start, and again at a reload (SIGHUP) that changes it.
             """,
         subcommands: [FaultList.self, FaultSet.self, FaultClear.self],
         defaultSubcommand: FaultList.self)

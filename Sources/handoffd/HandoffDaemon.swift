@@ -26,6 +26,9 @@ struct HandoffDaemon: AsyncParsableCommand {
         discussion: """
             Without --config it reads $XDG_CONFIG_HOME/handoff/handoffd.json (~/.config/handoff/handoffd.json) \
             if that exists; config/handoffd.json in the source lists every key and its default.
+            SIGHUP (systemctl --user reload handoffd) reads the same file again: handlers, limits, urlOpener, logLevel, \
+            notifications, faults, inboxDirectory, appsDirectory, security.pairingTimeout and security.urlSchemes change at once; \
+            the other keys are logged as needing a restart and keep their values; a file with an error changes nothing.
             Exit status: 78 for a bad configuration, 73 when a file cannot be created, 69 when a service is unavailable, \
             75 when another handoffd runs.
             """,
@@ -55,20 +58,14 @@ struct HandoffDaemon: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let defaultSocket = DefaultPaths.controlSocket(environment: environment)
         let hostName = Self.hostName()
-        let configurationPath = config ?? DefaultPaths.configFile(environment: environment).flatMap {
-            FileManager.default.fileExists(atPath: $0) ? $0 : nil
-        }
+        let configOption = config
+        let configurationPath = Self.configurationPath(option: configOption, environment: environment)
         let configuration: AgentConfiguration
-        do {
-            configuration = try configurationPath.map { path throws(ConfigurationError) in
-                try ConfigurationFile.load(path: path, defaultName: hostName, defaultSocketPath: defaultSocket)
-            } ?? AgentConfiguration(name: hostName, socketPath: defaultSocket)
-        } catch {
-            Self.fail("\(error). Fix the config file and start handoffd again.", code: 78)
-        }
         let launchable: [LaunchableApp]
-        do { launchable = try LaunchableApp.load(directory: configuration.appsDirectory) } catch {
-            Self.fail("\(error). Fix the app manifest and start handoffd again.", code: 78)
+        do {
+            (configuration, launchable) = try Self.readConfiguration(path: configurationPath, hostName: hostName, defaultSocket: defaultSocket)
+        } catch {
+            Self.fail("\(error). Fix the \(error.key == "appsDirectory" ? "app manifest" : "config file") and start handoffd again.", code: 78)
         }
         if checkConfig {
             print("handoffd: \(configurationPath ?? "no config file (every key has its default)"): configuration OK")
@@ -76,18 +73,13 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
 
         let underJournal = JournalStream.isConnected(environment: environment)
+        let live = LiveConfiguration(configuration)
         LoggingSystem.bootstrap { label in
             // Peer names, titles and messages reach the log escaped (UntrustedText). Under
-            // journald each line carries its syslog priority.
-            let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-            if underJournal {
-                var handler = EscapingLogHandler(JournalLogHandler(label: label))
-                handler.logLevel = level
-                return handler
-            }
-            var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
-            handler.logLevel = level
-            return handler
+            // journald each line carries its syslog priority. The level is logLevel as a reload
+            // left it.
+            if underJournal { return EscapingLogHandler(LiveLevelLogHandler(JournalLogHandler(label: label), configuration: live)) }
+            return EscapingLogHandler(LiveLevelLogHandler(StreamLogHandler.standardError(label: label), configuration: live))
         }
         var logger = Logger(label: "handoffd")
         logger[metadataKey: "handoff.agent"] = "\(configuration.name)"
@@ -116,8 +108,8 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
         let port = peerServer.port ?? configuration.port
         let agent = Agent(
-            configuration: configuration, port: port,
-            transport: TCPPeerConnector(connectTimeout: configuration.limits.connectTimeout, tls: security.clientTLS), logger: logger,
+            configuration: live, port: port,
+            transport: TCPPeerConnector(connectTimeout: { live.value.limits.connectTimeout }, tls: security.clientTLS), logger: logger,
             launchable: launchable, security: security)
         let browser = ServiceBrowser(serviceType: configuration.serviceType, logger: logger)
         logger.info("handoffd started", metadata: [
@@ -126,6 +118,7 @@ struct HandoffDaemon: AsyncParsableCommand {
         ])
 
         let sessionLogger = logger
+        let notifier = SystemdNotifier(environment: environment)
         // ServiceGroup stops services in reverse order: the advertiser goes first, so peers get
         // the DNS-SD goodbye before anything else shuts down.
         let group = ServiceGroup(configuration: .init(
@@ -139,10 +132,14 @@ struct HandoffDaemon: AsyncParsableCommand {
                 .init(service: LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
                 .init(service: NotificationService(agent: agent, logger: logger)),
                 .init(service: agent.advertiserService),
-                .init(service: ReloadSignalService(logger: logger)),
+                // The same file and parse as at start; a default file made since is read.
+                .init(service: ReloadSignalService(
+                    agent: agent, notifier: notifier, logger: logger,
+                    path: { Self.configurationPath(option: configOption, environment: environment) },
+                    read: { path throws(ConfigurationError) in try Self.readConfiguration(path: path, hostName: hostName, defaultSocket: defaultSocket) })),
                 // Last, so that it is the first told to shut down: STOPPING=1 comes first.
                 .init(service: SystemdReadinessService(
-                    notifier: SystemdNotifier(environment: environment), clock: ContinuousClock(), logger: logger
+                    notifier: notifier, clock: ContinuousClock(), logger: logger
                 ) { [advertiser = agent.advertiserService] in advertiser.registeredName != nil }),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -156,6 +153,22 @@ struct HandoffDaemon: AsyncParsableCommand {
         }
         unlink(configuration.socketPath)
         logger.info("handoffd stopped")
+    }
+
+    /// The configuration file: `--config`, else the default file if it exists, else none.
+    static func configurationPath(option: String?, environment: [String: String]) -> String? {
+        option ?? DefaultPaths.configFile(environment: environment).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+    }
+
+    /// Reads and checks the configuration file at `path` (every key at its default without
+    /// one) and the app manifests in its `appsDirectory`: at start, and again on SIGHUP.
+    static func readConfiguration(path: String?, hostName: String, defaultSocket: String)
+        throws(ConfigurationError) -> (AgentConfiguration, [LaunchableApp])
+    {
+        let configuration = try path.map { path throws(ConfigurationError) in
+            try ConfigurationFile.load(path: path, defaultName: hostName, defaultSocketPath: defaultSocket)
+        } ?? AgentConfiguration(name: hostName, socketPath: defaultSocket)
+        return (configuration, try LaunchableApp.load(directory: configuration.appsDirectory))
     }
 
     /// Binds the peer listener at the configured port; when that port is taken (another agent

@@ -26,7 +26,7 @@ struct AppRegistry: Sendable {
     }
 
     /// Apps the agent may start (config `appsDirectory`).
-    let launchable: [LaunchableApp]
+    var launchable: [LaunchableApp]
     /// The registered apps, by control connection.
     private(set) var registered: [UUID: AppManifest] = [:]
     /// Single-flight, per-device rate-limited launches.

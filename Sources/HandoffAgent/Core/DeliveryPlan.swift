@@ -59,7 +59,7 @@ struct DeliveryFailures: Sendable, Equatable {
         if let onlyRefusal { return .handoffFailed(onlyRefusal) }
         if notes.isEmpty {
             return .handoffFailed(
-                "no handler takes \(type) and the activity has no webpageURL. Add a handler for it to the config (handlers) and restart handoffd.")
+                "no handler takes \(type) and the activity has no webpageURL. Add a handler for it to the config (handlers) and reload handoffd (systemctl --user reload handoffd, or kill -HUP).")
         }
         return .handoffFailed("the activity was not handled: \(notes.joined(separator: "; ")).")
     }

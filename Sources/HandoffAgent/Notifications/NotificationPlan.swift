@@ -49,8 +49,8 @@ public struct NotificationPlan: Sendable, Equatable {
         var withdrawn = false
     }
 
-    /// Whether notifications are on (config `notifications`).
-    public let enabled: Bool
+    /// Whether notifications are on (config `notifications`, changed by a reload).
+    public private(set) var enabled: Bool
     /// Whether handoff is paused (`handoff pause`).
     public private(set) var paused: Bool
     /// The server's capabilities while one is there; nil without a server.
@@ -118,6 +118,13 @@ public struct NotificationPlan: Sendable, Equatable {
     /// notification is forgotten; nothing closes it again.
     public mutating func closed(serverID: ServerID, reason: UInt32) {
         if let peer = shown.first(where: { $0.value.serverID == serverID })?.key { shown.removeValue(forKey: peer) }
+    }
+
+    /// A reload turned notifications on (the current offers are shown) or off (what is shown closes).
+    public mutating func setEnabled(_ on: Bool) -> [Directive] {
+        guard on != enabled else { return [] }
+        enabled = on
+        return on ? postCurrentOffers() : close { _ in true }
     }
 
     // MARK: The agent's events

@@ -16,7 +16,8 @@ import Foundation
 /// Without a session bus or a notification server it logs one line saying so and carries on. A
 /// server that starts later on the bus (as after logging in) is noticed at once from the bus's
 /// `NameOwnerChanged`; a missing bus, and a server that stopped answering, are looked for again
-/// every ``retryInterval``. Nothing runs with `notifications: false`. On shutdown the
+/// every ``retryInterval``. With `notifications: false` nothing is posted and the bus is not looked
+/// for; a reload that turns them on starts looking at once. On shutdown the
 /// notifications it shows are closed.
 public actor NotificationService: Service {
     /// How often a missing bus or server is looked for again.
@@ -32,6 +33,8 @@ public actor NotificationService: Service {
         case connectionEnded(generation: Int)
         case retry
         case settle
+        /// A reload set `notifications`.
+        case enabled(Bool)
     }
 
     private let agent: Agent
@@ -64,13 +67,10 @@ public actor NotificationService: Service {
     }
 
     public func run() async throws {
-        guard plan.enabled else {
-            logger.debug("desktop notifications are off (config notifications: false)")
-            try? await gracefulShutdown()
-            return
-        }
+        if !plan.enabled { logger.debug("desktop notifications are off (config notifications: false)") }
         let subscription = agent.events.subscribe()
-        plan = NotificationPlan(enabled: true, paused: await agent.isPaused)
+        let reloads = agent.liveConfiguration.updates()
+        plan = NotificationPlan(enabled: plan.enabled, paused: await agent.isPaused)
         let (agent, logger) = (agent, logger)
         let (inputs, input) = AsyncStream.makeStream(of: Input.self)
         let (jobs, job) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
@@ -88,11 +88,14 @@ public actor NotificationService: Service {
                 }
             }
             group.addTask {
+                for await configuration in reloads { input.yield(.enabled(configuration.notifications)) }
+            }
+            group.addTask {
                 await withDiscardingTaskGroup { running in
                     for await work in jobs { running.addTask { await work() } }
                 }
             }
-            input.yield(.retry)
+            if plan.enabled { input.yield(.retry) }
             try? await cancelWhenGracefulShutdown {
                 for await next in inputs { await self.handle(next) }
             }
@@ -127,7 +130,13 @@ public actor NotificationService: Service {
             connectionLost()
         case .retry:
             retryPending = false
+            guard plan.enabled else { return }
             if connection == nil { await connect() } else { await lookForServer() }
+        case .enabled(let on):
+            guard on != plan.enabled else { return }
+            logger.info("desktop notifications turned \(on ? "on" : "off") by a reload (config notifications)")
+            await perform(plan.setEnabled(on))
+            if on, !retryPending { input?.yield(.retry) }
         }
     }
 

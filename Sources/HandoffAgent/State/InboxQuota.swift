@@ -16,17 +16,23 @@ import Darwin
 /// already there count for no one).
 public final class InboxQuota: Sendable {
     private struct State {
+        var limit: Int
         /// Per device: the files it sent that were kept, with their sizes.
         var kept: [String: [String: Int]] = [:]
         /// Per device: bytes of transfers under way.
         var reserved: [String: Int] = [:]
     }
 
-    /// The most bytes one device may have in Inboxes.
-    public let limit: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    public init(limit: Int) { self.limit = limit }
+    public init(limit: Int) { state = Mutex(State(limit: limit)) }
+
+    /// The most bytes one device may have in Inboxes; a reload changes it (files already kept
+    /// stay, and count against the new limit).
+    public var limit: Int {
+        get { state.withLock { $0.limit } }
+        set { state.withLock { $0.limit = newValue } }
+    }
 
     /// Reserves `size` bytes for a transfer from `device`; false (nothing reserved) when the
     /// device would then hold more than ``limit``. Kept files that are gone no longer count.
@@ -35,7 +41,7 @@ public final class InboxQuota: Sendable {
             let kept = (state.kept[device] ?? [:]).filter { Self.exists($0.key) }
             state.kept[device] = kept
             let used = kept.values.reduce(0, +) + state.reserved[device, default: 0]
-            guard size <= limit - used else { return false }
+            guard size <= state.limit - used else { return false }
             state.reserved[device, default: 0] += size
             return true
         }

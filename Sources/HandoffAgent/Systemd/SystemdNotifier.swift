@@ -50,4 +50,18 @@ public struct SystemdNotifier: Sendable {
         }
         return sent == bytes.count ? nil : errno
     }
+
+    /// The state that starts a reload (`systemctl reload`): `RELOADING=1` with the monotonic
+    /// clock's time in microseconds (`MONOTONIC_USEC`), as systemd.service(5) asks; `READY=1`
+    /// ends it.
+    public static func reloadingState(monotonicMicroseconds: UInt64) -> String {
+        "RELOADING=1\nMONOTONIC_USEC=\(monotonicMicroseconds)"
+    }
+
+    /// `CLOCK_MONOTONIC` now, in microseconds (``reloadingState(monotonicMicroseconds:)``).
+    public static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    }
 }

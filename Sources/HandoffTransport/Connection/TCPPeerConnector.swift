@@ -7,8 +7,10 @@ import NIOPosix
 /// with this device's certificate.
 public struct TCPPeerConnector: PeerTransport {
     let group: any EventLoopGroup
-    let connectTimeout: Duration
+    /// The socket-level connect timeout now (read at each connect: handoffd's follows reloads).
+    let currentConnectTimeout: @Sendable () -> Duration
     let tls: PeerClientTLS?
+    var connectTimeout: Duration { currentConnectTimeout() }
 
     /// - Parameters:
     ///   - group: the event loops to use.
@@ -16,8 +18,15 @@ public struct TCPPeerConnector: PeerTransport {
     ///     kept by ``ContinuationClient``; this one frees the socket).
     ///   - tls: this device's TLS; nil only for tests of the plain protocol.
     public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: Duration, tls: PeerClientTLS? = nil) {
+        self.init(group: group, connectTimeout: { connectTimeout }, tls: tls)
+    }
+
+    /// A connector whose connect timeout is read at each connect (`limits.connectTimeout` as a
+    /// reload left it).
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, connectTimeout: @escaping @Sendable () -> Duration,
+                tls: PeerClientTLS? = nil) {
         self.group = group
-        self.connectTimeout = connectTimeout
+        self.currentConnectTimeout = connectTimeout
         self.tls = tls
     }
 

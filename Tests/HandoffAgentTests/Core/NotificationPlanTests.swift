@@ -144,6 +144,17 @@ struct NotificationPlanTests {
         #expect(plan.receive(AgentEvent(.resumed, at: t0)).isEmpty)
     }
 
+    @Test func aReloadTurnsThemOffAndOnAgain() {
+        var plan = showingA()
+        // Off (notifications: false and a SIGHUP): what is shown closes, nothing new is posted.
+        #expect(plan.setEnabled(false) == [.close(7)])
+        #expect(plan.receive(offered(b, peer: "phone")).isEmpty)
+        #expect(plan.setEnabled(false).isEmpty)
+        // On again: the offers still current are shown.
+        #expect(plan.setEnabled(true) == [notify(a), notify(b, peer: "phone")])
+        #expect(plan.setEnabled(true).isEmpty)
+    }
+
     @Test func aServerThatAppearsLaterShowsTheCurrentOffers() {
         var plan = NotificationPlan(enabled: true, paused: false)
         #expect(plan.receive(offered(a)).isEmpty)
