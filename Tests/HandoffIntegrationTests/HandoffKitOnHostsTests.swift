@@ -4,7 +4,6 @@ import XCTest
 /// HandoffKit apps (the notes example) on simulated hosts: the callback order across hosts, team
 /// isolation, and a slow willSave.
 final class HandoffKitOnHostsTests: LabTestCase {
-    var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
     override class var hostCount: Int { 2 }
 
     override class func prepare(_ lab: LabDriver) throws {
