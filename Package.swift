@@ -42,6 +42,7 @@ let package = Package(
         .target(
             name: "HandoffDiscovery",
             dependencies: [
+                "HandoffCore",
                 .target(name: "CDNSSD", condition: .when(platforms: [.linux])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -90,8 +90,11 @@ public struct AgentConfiguration: Sendable, Equatable {
     /// `port`: TCP port for peers (default ``defaultPort``); 0 picks any free port. handoffd
     /// takes any free port, with a warning, when this one is taken. The port is advertised.
     public var port: Int = AgentConfiguration.defaultPort
-    /// `listenAddress`: the address the peer listener binds.
-    public var listenAddress: String = "0.0.0.0"
+    /// The default ``listenAddress``: every IPv6 and (as v4-mapped addresses) IPv4 address.
+    public static let dualStackListenAddress = "::"
+    /// `listenAddress`: the address the peer listener binds; default ``dualStackListenAddress``
+    /// (handoffd binds `0.0.0.0` instead on a host without IPv6).
+    public var listenAddress: String = AgentConfiguration.dualStackListenAddress
     /// `socketPath`: the control socket for the CLI and apps (mode 0600).
     public var socketPath: String
     /// `serviceType`: the DNS-SD service type.

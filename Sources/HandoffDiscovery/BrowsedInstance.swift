@@ -1,3 +1,5 @@
+import HandoffCore
+
 /// What `ServiceBrowser` knows about one browsed service instance, and the dns_sd operations it
 /// keeps open for it.
 ///
@@ -32,9 +34,12 @@ struct BrowsedInstance {
     var txtQuery: TrackedOperation?
     /// The `DNSServiceQueryRecord` for the A records of `hostTarget`.
     var addressQuery: TrackedOperation?
+    /// The `DNSServiceQueryRecord` for the AAAA records of `hostTarget`.
+    var address6Query: TrackedOperation?
     var resolveFailures = 0
     var txtQueryFailures = 0
     var addressQueryFailures = 0
+    var address6QueryFailures = 0
 
     /// The interface of the resolve that answered last (kept while a failed resolve is retried).
     var resolvedInterfaceIndex: UInt32?
@@ -46,15 +51,18 @@ struct BrowsedInstance {
     var resolvedTXTRecord: [UInt8]?
     /// What the TXT query has reported; nil while no TXT query has been started.
     var queriedTXTRecords: QueriedTXTRecords?
-    /// IPv4 addresses in the order they were first seen, with how often each was added (Avahi
-    /// may report the same record once per IP protocol).
+    /// IPv4 and IPv6 addresses (link-local ones with their scope) in the order they were first
+    /// seen, with how often each was added (Avahi may report the same record once per IP
+    /// protocol). Reported in ``IPAddressText/connectionOrder(_:)``.
     private(set) var addresses: [String] = []
     private var addressCounts: [String: Int] = [:]
-    /// Set when the TXT or A query was (re)started: reports are held back until both have
-    /// answered (or the browser's hold timer with this token expires), so that a report carries
-    /// an address and the TXT record as published (Avahi's resolve reorders the TXT strings and
-    /// may report a superseded record).
+    /// Set when the TXT or an address query was (re)started: reports are held back until the TXT
+    /// query and one of the address queries have answered (or the browser's hold timer with this
+    /// token expires), so that a report carries an address and the TXT record as published
+    /// (Avahi's resolve reorders the TXT strings and may report a superseded record). One
+    /// address family is enough: an IPv4-only or IPv6-only host never answers the other.
     var reportHold: UInt64?
+    /// Whether the A or the AAAA query has added an address since they were started.
     var addressQueryAnswered = false
     /// Set when a removed address or TXT record changed the instance: reports are held back
     /// until the browser's timer with this token expires, because a goodbye removes those records
@@ -74,7 +82,7 @@ struct BrowsedInstance {
     var isHoldingReport: Bool {
         guard reportHold != nil else { return false }
         let txtDone = txtQuery == nil || queriedTXTRecords?.hasAnswered == true
-        let addressDone = addressQuery == nil || addressQueryAnswered
+        let addressDone = (addressQuery == nil && address6Query == nil) || addressQueryAnswered
         return !(txtDone && addressDone)
     }
 
@@ -90,7 +98,7 @@ struct BrowsedInstance {
 
     /// All operations still open for the instance.
     var operations: [DNSServiceOperation] {
-        [resolve?.operation, txtQuery?.operation, addressQuery?.operation].compactMap { $0 }
+        [resolve?.operation, txtQuery?.operation, addressQuery?.operation, address6Query?.operation].compactMap { $0 }
     }
 
     mutating func addSighting(on interfaceIndex: UInt32) {
@@ -131,6 +139,7 @@ struct BrowsedInstance {
         resolve = nil
         txtQuery = nil
         addressQuery = nil
+        address6Query = nil
         resolvedInterfaceIndex = nil
         fullName = nil
         hostTarget = nil
@@ -156,7 +165,7 @@ struct BrowsedInstance {
             hostTarget: hostTarget,
             port: port,
             txtRecord: txtRecord,
-            addresses: addresses,
+            addresses: IPAddressText.connectionOrder(addresses),
             interfaceIndex: resolvedInterfaceIndex)
     }
 }

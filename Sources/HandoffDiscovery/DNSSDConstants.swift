@@ -23,6 +23,8 @@ enum DNSSDConstants {
 
     /// `kDNSServiceType_A`.
     static let typeA: UInt16 = 1
+    /// `kDNSServiceType_AAAA`.
+    static let typeAAAA: UInt16 = 28
     /// `kDNSServiceType_TXT`.
     static let typeTXT: UInt16 = 16
     /// `kDNSServiceClass_IN`.

@@ -13,8 +13,9 @@ public struct DiscoveredService: Sendable, Hashable {
     /// The raw TXT rdata (length-prefixed strings), unparsed and unvalidated: peers of the same
     /// service type may publish anything.
     public var txtRecord: [UInt8]
-    /// The host's IPv4 addresses as dotted quads, from an A query on `hostTarget`; empty if none
-    /// is known (yet).
+    /// The host's addresses, from the A and AAAA queries on `hostTarget`, in the order to try
+    /// them (``IPAddressText/connectionOrder(_:)``: IPv6 of wider scope, IPv4, IPv6 link-local
+    /// with its scope, e.g. `fe80::1%eth0`); empty if none is known (yet).
     public var addresses: [String]
     /// The interface the service was resolved on.
     public var interfaceIndex: UInt32

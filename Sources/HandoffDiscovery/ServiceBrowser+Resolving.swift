@@ -48,9 +48,12 @@ extension ServiceBrowser {
                 instance.fullName = reply.fullName
                 instance.queriedTXTRecords = nil
             }
-            if instance.hostTarget != reply.hostTarget || instance.addressQuery == nil {
-                if let query = instance.addressQuery { effects.append(.cancel(query.operation)) }
+            if instance.hostTarget != reply.hostTarget || instance.addressQuery == nil || instance.address6Query == nil {
+                for query in [instance.addressQuery, instance.address6Query].compactMap({ $0 }) {
+                    effects.append(.cancel(query.operation))
+                }
                 instance.addressQuery = nil
+                instance.address6Query = nil
                 instance.hostTarget = reply.hostTarget
                 instance.clearAddresses()
             }
@@ -86,15 +89,33 @@ extension ServiceBrowser {
     enum QueryKind: String {
         case txt = "TXT"
         case address = "A"
+        case address6 = "AAAA"
 
         /// The instance's query of this kind.
         var query: WritableKeyPath<BrowsedInstance, BrowsedInstance.TrackedOperation?> {
-            self == .txt ? \.txtQuery : \.addressQuery
+            switch self {
+            case .txt: \.txtQuery
+            case .address: \.addressQuery
+            case .address6: \.address6Query
+            }
         }
 
         /// The failures in a row of the instance's query of this kind.
         var failures: WritableKeyPath<BrowsedInstance, Int> {
-            self == .txt ? \.txtQueryFailures : \.addressQueryFailures
+            switch self {
+            case .txt: \.txtQueryFailures
+            case .address: \.addressQueryFailures
+            case .address6: \.address6QueryFailures
+            }
+        }
+
+        /// The record type queried.
+        var recordType: UInt16 {
+            switch self {
+            case .txt: DNSSDConstants.typeTXT
+            case .address: DNSSDConstants.typeA
+            case .address6: DNSSDConstants.typeAAAA
+            }
         }
 
         /// The timer that starts the instance's query of this kind again.
@@ -110,15 +131,18 @@ extension ServiceBrowser {
         return startQuery(.txt, for: name, recordName: fullName, in: &state)
     }
 
+    /// Starts the A and the AAAA query of the instance, whichever is not running.
     func startAddressQuery(_ name: String, in state: inout State) -> [Effect] {
-        guard let instance = state.instances[name], instance.addressQuery == nil,
-            let hostTarget = instance.hostTarget, !hostTarget.isEmpty
-        else { return [] }
-        return startQuery(.address, for: name, recordName: hostTarget, in: &state)
+        guard let instance = state.instances[name], let hostTarget = instance.hostTarget, !hostTarget.isEmpty else { return [] }
+        var effects: [Effect] = []
+        for kind in [QueryKind.address, .address6] where state.instances[name]?[keyPath: kind.query] == nil {
+            effects += startQuery(kind, for: name, recordName: hostTarget, in: &state)
+        }
+        return effects
     }
 
-    /// Starts a `DNSServiceQueryRecord` for the instance's TXT or A records, on the interface
-    /// the instance is resolved on.
+    /// Starts a `DNSServiceQueryRecord` for the instance's TXT, A or AAAA records, on the
+    /// interface the instance is resolved on.
     func startQuery(
         _ kind: QueryKind, for name: String, recordName: String, in state: inout State
     ) -> [Effect] {
@@ -127,7 +151,7 @@ extension ServiceBrowser {
         }
         let token = state.makeToken()
         let interfaceIndex = resolve.interfaceIndex
-        let recordType = kind == .txt ? DNSSDConstants.typeTXT : DNSSDConstants.typeA
+        let recordType = kind.recordType
         let operation = DNSServiceOperation(
             name: "DNSServiceQueryRecord",
             poller: poller,
@@ -143,12 +167,13 @@ extension ServiceBrowser {
             token: token, interfaceIndex: interfaceIndex, operation: operation)
         switch kind {
         case .txt:
-            instance.txtQuery = tracked
             instance.queriedTXTRecords = QueriedTXTRecords(startedAt: .now)
-        case .address:
-            instance.addressQuery = tracked
-            instance.addressQueryAnswered = false
+        case .address, .address6:
+            // Anew only when no address query runs: the retry of one family keeps what the
+            // other has answered.
+            if instance.addressQuery == nil && instance.address6Query == nil { instance.addressQueryAnswered = false }
         }
+        instance[keyPath: kind.query] = tracked
         // Hold back reports until the new query has answered, at most `reportHoldDuration`.
         let hold = state.makeToken()
         instance.reportHold = hold
@@ -175,12 +200,13 @@ extension ServiceBrowser {
                         debounceRemoval(of: &instance, instanceName: name, in: &state)
                     }
                 }
-            case .address:
-                guard instance.addressQuery?.token == token, reply.recordType == DNSSDConstants.typeA,
-                    reply.recordData.count == 4
+            case .address, .address6:
+                guard let query = instance[keyPath: kind.query], query.token == token, reply.recordType == kind.recordType,
+                    let address = AddressRecord.text(
+                        recordType: reply.recordType, rdata: reply.recordData,
+                        interfaceIndex: reply.interfaceIndex != 0 ? reply.interfaceIndex : query.interfaceIndex)
                 else { return }
-                let address = reply.recordData.map(String.init).joined(separator: ".")
-                instance.addressQueryFailures = 0
+                instance[keyPath: kind.failures] = 0
                 if reply.isAdd {
                     instance.addressQueryAnswered = true
                     instance.addAddress(address)

@@ -171,33 +171,6 @@ struct HandoffDaemon: AsyncParsableCommand {
         return (configuration, try LaunchableApp.load(directory: configuration.appsDirectory))
     }
 
-    /// Binds the peer listener at the configured port; when that port is taken (another agent
-    /// of another user, or any other program), at any free port, with a warning: the port is
-    /// advertised over DNS-SD, so peers still find it, but a firewall rule for the fixed port
-    /// no longer matches.
-    static func bindPeerListener(_ configuration: AgentConfiguration, security: AgentSecurity, logger: Logger) async -> FrameServer {
-        func bind(port: Int) async throws -> FrameServer {
-            try await FrameServer.bind(
-                .tcp(host: configuration.listenAddress, port: port), limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0),
-                security: security.listenerSecurity(configuration, logger: logger))
-        }
-        do {
-            return try await bind(port: configuration.port)
-        } catch let error as IOError where error.errnoCode == EADDRINUSE && configuration.port != 0 {
-            do {
-                let server = try await bind(port: 0)
-                logger.warning("The peer port is taken; listening on another one, which a firewall rule for the configured port does not cover", metadata: [
-                    "handoff.port.configured": "\(configuration.port)", "handoff.port": "\(server.port ?? 0)",
-                ])
-                return server
-            } catch {
-                fail("cannot listen for peers on \(configuration.listenAddress), at port \(configuration.port) (taken) or any other: \(error).", code: 69)
-            }
-        } catch {
-            fail("cannot listen for peers on \(configuration.listenAddress):\(configuration.port): \(error). Choose another port (config key port) or stop what uses it.", code: 69)
-        }
-    }
-
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return "handoff" }

@@ -97,7 +97,7 @@ struct ConfigurationFileTests {
         #expect(configuration.name == Self.defaultName)
         #expect(configuration.socketPath == Self.defaultSocket)
         #expect(configuration.port == AgentConfiguration.defaultPort)
-        #expect(configuration.listenAddress == "0.0.0.0")
+        #expect(configuration.listenAddress == "::")  // dual-stack (issue 18, IPv6)
         #expect(configuration.serviceType == "_handoff._tcp")
         #expect(configuration.limits.maxUserInfoBytes == 3072)
         #expect(configuration.limits.connectTimeout == .seconds(2))

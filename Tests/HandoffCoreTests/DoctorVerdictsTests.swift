@@ -23,6 +23,15 @@ struct DoctorVerdictsTests {
         #expect(DoctorVerdicts.exitStatus(findings) == 0)
     }
 
+    @Test func anInterfaceWithOnlyIPv6AddressesIsUsable() {
+        let ipv6Only = HostObservations.Interface(name: "eth0", up: true, loopback: false, multicast: true,
+                                                  addresses: ["fd00:198:18::1", "fe80::1%eth0"])
+        let host = HostObservations(interfaces: [Self.lo, ipv6Only], firewalls: Self.healthyHost.firewalls, resolvedMulticastDNS: nil)
+        let findings = DoctorVerdicts.findings(agent: .success(Self.healthyAgent), host: host)
+        #expect(status(findings, "interfaces") == .ok)
+        #expect(findings.first { $0.check == "interfaces" }?.detail.contains("fd00:198:18::1") == true)
+    }
+
     @Test func noAgentFailsAndFallsBackToAvahiDaemonCheck() {
         let findings = DoctorVerdicts.findings(agent: .failure(.connectionUnavailable("no socket")), avahiRunningWithoutAgent: true, host: Self.healthyHost)
         #expect(status(findings, "agent") == .fail)

@@ -44,11 +44,11 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         let browse = try lab.exec("h2", ["avahi-browse", "-rtp", "_handoff._tcp"])
         XCTAssertFalse(browse.stdout.contains("198.18.0.1"), browse.stdout)
 
-        try lab.waitForEvent(watch.log, "activityOffered") { $0["id"] as? String == id }
+        try waitForEvent(watch.log, "activityOffered") { $0["id"] as? String == id }
         let (status, json) = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(status, 0, "\(json)")
         XCTAssertEqual(json["peer"] as? String, "h1")
-        try lab.waitForEvent(watch.log, "continued") { $0["id"] as? String == id }
+        try waitForEvent(watch.log, "continued") { $0["id"] as? String == id }
 
         // doctor on h2: not seen over DNS-SD, but reached at its stored address (a warning, not a failure).
         let doctor = try lab.handoff("h2", "doctor", "--json")
@@ -61,7 +61,7 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         // A new activity on h1 is pushed at once; the old one is withdrawn.
         let next = try lab.publish("h1", "--type", Self.type, "--title", "Packing list")
         try lab.waitUntilListed(next, on: "h2", timeout: 2)
-        try lab.waitForEvent(watch.log, "activityWithdrawn") { $0["id"] as? String == id }
+        try waitForEvent(watch.log, "activityWithdrawn") { $0["id"] as? String == id }
     }
 
     func testContinuationStreamsBetweenAppsWithoutDNSSD() throws {

@@ -14,7 +14,6 @@ import XCTest
 final class FaultMatrixTests: LabTestCase {
     nonisolated(unsafe) static var rows: [String] = []
 
-    var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
     static let runs = ProcessInfo.processInfo.environment["HANDOFF_FAULT_RUNS"].flatMap(Int.init) ?? 10
     /// h2's limits: the bounds the codes must arrive within.
     static let connectTimeout = 1.0

@@ -17,9 +17,13 @@ final class LabDriver: @unchecked Sendable {
     let packageRoot: URL
     let binDirectory: URL
     let hosts: Int
+    /// An IPv6-only lab (`scripts/lab up N --ipv6-only`): fd00:198:18::K and fe80::K on each
+    /// host's eth0, no IPv4, avahi-daemon over IPv6.
+    let ipv6Only: Bool
 
-    init(hosts: Int) throws {
+    init(hosts: Int, ipv6Only: Bool = false) throws {
         self.hosts = hosts
+        self.ipv6Only = ipv6Only
         self.name = "it\(Int.random(in: 1000...9999))"
         packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         if let dir = ProcessInfo.processInfo.environment["HANDOFF_BIN_DIR"] {
@@ -95,7 +99,13 @@ final class LabDriver: @unchecked Sendable {
         try lab("path", host).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func up() throws { try lab("up", "\(hosts)") }
+    func up() throws { try lab(["up", "\(hosts)"] + (ipv6Only ? ["--ipv6-only"] : [])) }
+
+    /// The host's address (`scripts/lab ip`); with `linkLocal`, in an IPv6-only lab, its
+    /// link-local address with the scope, `fe80::K%eth0`.
+    func address(_ host: String, linkLocal: Bool = false) throws -> String {
+        try lab(["ip", host] + (linkLocal ? ["--link-local"] : [])).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
     func down() { _ = try? lab("down") }
 
     /// Writes a config for a host and (re)starts its agent with it; `environment` is added to

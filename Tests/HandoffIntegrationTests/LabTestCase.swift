@@ -18,6 +18,9 @@ class LabTestCase: XCTestCase {
     /// How many hosts the lab has.
     class var hostCount: Int { 2 }
 
+    /// Whether the lab is IPv6-only (``LabDriver/ipv6Only``).
+    class var ipv6Only: Bool { false }
+
     /// Starts the agents and whatever else the tests need, once the hosts are up.
     class func prepare(_ lab: LabDriver) throws {}
 
@@ -32,7 +35,7 @@ class LabTestCase: XCTestCase {
         super.setUp()
         let id = ObjectIdentifier(self)
         do {
-            let lab = try LabDriver(hosts: hostCount)
+            let lab = try LabDriver(hosts: hostCount, ipv6Only: ipv6Only)
             setups[id] = Setup(lab: lab)
             do {
                 try lab.up()

@@ -19,11 +19,6 @@ final class PairingAttackOnHostsTests: LabTestCase {
         var deviceIDHex: String
     }
 
-    func peerPort(_ host: String) throws -> Int {
-        let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]
-        return try XCTUnwrap(status?["port"] as? Int)
-    }
-
     func advertisingKey(_ host: String) throws -> String {
         let data = try Data(contentsOf: URL(fileURLWithPath: "\(try lab.path(host))/state/trust.json"))
         let store = try JSONSerialization.jsonObject(with: data) as? [String: Any]

@@ -11,11 +11,6 @@ final class TrustOnHostsTests: LabTestCase {
         try lab.pair("h1", "h2")
     }
 
-    func peerPort(_ host: String) throws -> Int {
-        let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]
-        return try XCTUnwrap(status?["port"] as? Int)
-    }
-
     func trusted(_ host: String) throws -> [String] {
         let list = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "trust", "list", "--json").stdout.utf8)) as? [[String: Any]]
         return (list ?? []).compactMap { $0["deviceID"] as? String }
@@ -58,12 +53,6 @@ final class TrustOnHostsTests: LabTestCase {
         // Back to an outsider for the other tests.
         try lab.handoff("h1", "trust", "remove", h3ID)
         try lab.handoff("h3", "trust", "remove", h1ID)
-    }
-
-    /// The addresses a host's trust list shows for a device.
-    func addresses(on host: String, of deviceID: String) throws -> [String]? {
-        let list = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "trust", "list", "--json").stdout.utf8)) as? [[String: Any]]
-        return list?.first { $0["deviceID"] as? String == deviceID }?["addresses"] as? [String]
     }
 
     func testPairingByAddressRemembersTheAddress() throws {

@@ -18,25 +18,12 @@ final class WatchOnHostsTests: LabTestCase {
         try lab.pair("h1", "h2", "h3")
     }
 
-    /// Starts `handoff watch --json` on h2 and waits until it is in place (h2's own pause and
-    /// resume show in it).
-    func startWatch(_ name: String) throws -> (log: String, pid: Int32) {
-        let watch = try lab.startLogged("h2", [lab.handoffCLI, "watch", "--json"], log: name)
-        try lab.waitUntil("the watch on h2 sees h2's own pause", timeout: 10) {
-            try lab.handoff("h2", "pause")
-            return lab.watchEvents(watch.log).contains { $0["event"] as? String == "paused" }
-        }
-        try lab.handoff("h2", "resume")
-        try lab.waitForEvent(watch.log, "resumed")
-        return watch
-    }
-
     func testWatchSeesOfferContinueWithdrawAndPeerGone() throws {
         let watch = try startWatch("watch-flow")
         defer { _ = try? lab.exec("h2", ["kill", "\(watch.pid)"]) }
 
         let id = try lab.publish("h1", "--type", Self.type, "--title", "Watched note")
-        let (offered, seenAt) = try lab.waitForEvent(watch.log, "activityOffered") { $0["id"] as? String == id }
+        let (offered, seenAt) = try waitForEvent(watch.log, "activityOffered") { $0["id"] as? String == id }
         XCTAssertEqual(offered["peer"] as? String, "h1")
         XCTAssertEqual(offered["title"] as? String, "Watched note")
         XCTAssertEqual(offered["activityType"] as? String, Self.type)
@@ -47,26 +34,26 @@ final class WatchOnHostsTests: LabTestCase {
 
         let (status, result) = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(status, 0, "\(result)")
-        let continued = try lab.waitForEvent(watch.log, "continued") { $0["id"] as? String == id }.event
+        let continued = try waitForEvent(watch.log, "continued") { $0["id"] as? String == id }.event
         XCTAssertEqual(continued["by"] as? String, "handler")
         XCTAssertEqual(continued["peer"] as? String, "h1")
 
         try lab.handoff("h1", "resign", id)
-        let withdrawn = try lab.waitForEvent(watch.log, "activityWithdrawn") { $0["id"] as? String == id }.event
+        let withdrawn = try waitForEvent(watch.log, "activityWithdrawn") { $0["id"] as? String == id }.event
         XCTAssertEqual(withdrawn["peer"] as? String, "h1")
 
         try lab.killAgent("h1")
-        let gone = try lab.waitForEvent(watch.log, "peerUnreachable", timeout: 6) { $0["peer"] as? String == "h1" }
+        let gone = try waitForEvent(watch.log, "peerUnreachable", timeout: 6) { $0["peer"] as? String == "h1" }
         print("watch: peerUnreachable for h1 after kill -9 seen on h2")
         XCTAssertNotNil(gone.event["time"] as? String)
-        let all = lab.watchEvents(watch.log)
+        let all = events(watch.log)
         XCTAssertEqual(all.filter { $0["id"] as? String == id }.compactMap { $0["event"] as? String },
                        ["activityOffered", "continued", "activityWithdrawn"], "\(all)")
         let withdrawnAt = all.firstIndex { $0["event"] as? String == "activityWithdrawn" && $0["id"] as? String == id }
         let goneAt = all.firstIndex { $0["event"] as? String == "peerUnreachable" && $0["peer"] as? String == "h1" }
         XCTAssertLessThan(try XCTUnwrap(withdrawnAt), try XCTUnwrap(goneAt))
         try lab.startAgent("h1", config: Self.config("h1"))
-        try lab.waitForEvent(watch.log, "peerReachable", timeout: 10) { $0["peer"] as? String == "h1" }
+        try waitForEvent(watch.log, "peerReachable", timeout: 10) { $0["peer"] as? String == "h1" }
     }
 
     /// `handoff continue ARGS --json` on h2: the exit status, and the continued activity's ID.

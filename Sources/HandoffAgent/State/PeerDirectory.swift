@@ -34,7 +34,7 @@ public struct PeerRecord: Sendable, Hashable {
     public var deviceID: DeviceID?
     /// The host target, such as `h1.local.`.
     public var hostTarget: String
-    /// IPv4 addresses of the host.
+    /// The host's addresses, IPv6 and IPv4, in the order to try them.
     public var addresses: [String]
     /// The peer listener's port.
     public var port: UInt16
@@ -55,9 +55,10 @@ public struct PeerRecord: Sendable, Hashable {
         self.via = via
     }
 
-    /// Where to connect: the first address, else the host name.
+    /// Where to connect: the addresses in the order discovery gives them
+    /// (``IPAddressText/connectionOrder(_:)``), else the host name.
     public var endpoint: PeerEndpoint {
-        PeerEndpoint(host: addresses.first ?? hostTarget, port: Int(port), expectedIdentity: deviceID?.bytes)
+        PeerEndpoint(addresses: addresses, orHost: hostTarget, port: Int(port), expectedIdentity: deviceID?.bytes)
     }
 }
 

@@ -13,7 +13,7 @@ struct UnreadableService: Sendable {
     /// When the agent last connected to learn the key.
     var askedAt: AgentInstant?
 
-    var endpoint: PeerEndpoint { PeerEndpoint(host: service.addresses.first ?? service.hostTarget, port: Int(service.port)) }
+    var endpoint: PeerEndpoint { PeerEndpoint(addresses: service.addresses, orHost: service.hostTarget, port: Int(service.port)) }
     var pairingName: String? { try? SealedAdvertisement.parse(txtRecord: service.txtRecord).pairingName }
 }
 
@@ -40,9 +40,9 @@ extension Agent {
         }
         let (ask, nextCheck) = keyLearning.schedule.due(Array(byEndpoint.keys), now: now)
         for endpoint in ask {
-            guard let name = byEndpoint[endpoint] else { continue }
+            guard let name = byEndpoint[endpoint], let target = unreadable[name]?.endpoint else { continue }
             unreadable[name]?.askedAt = now
-            background.spawn { await self.exchangeKeys(instance: name, endpoint: PeerEndpoint(host: endpoint.host, port: endpoint.port)) }
+            background.spawn { await self.exchangeKeys(instance: name, endpoint: target) }
         }
         guard let nextCheck else { return }
         let wake = now.advanced(by: nextCheck)

@@ -114,15 +114,18 @@ public struct ConnectionAdmission<Instant: InstantProtocol>: Sendable where Inst
 
     /// The connections from `address` that are waiting to authenticate.
     public func unauthenticatedCount(address: String) -> Int {
-        buckets[address]?.unauthenticated ?? 0
+        buckets[IPAddressText.unmappingIPv4(address)]?.unauthenticated ?? 0
     }
 
     /// Whether `id` is admitted and has neither closed nor been evicted.
     public func isOpen(_ id: ConnectionID) -> Bool { connections[id] != nil }
 
-    /// Decides on a new connection from `address` at `now`. An admitted connection counts as
+    /// Decides on a new connection from `address` at `now` (an IPv4-mapped IPv6 address counts
+    /// as its IPv4 address). An admitted connection counts as
     /// waiting to authenticate until ``authenticated(_:)``, ``closed(_:)`` or its eviction.
     public mutating func admit(address: String, now: Instant) -> Decision {
+        // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d: one host, one bucket.
+        let address = IPAddressText.unmappingIPv4(address)
         let isNew = buckets[address] == nil
         var bucket = buckets[address] ?? Bucket(tokens: Double(limits.burst), refilledAt: now)
         refill(&bucket, now: now)

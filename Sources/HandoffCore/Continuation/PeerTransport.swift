@@ -5,12 +5,26 @@ public struct PeerEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The device ID (SHA-256 of its certificate) the peer must present; connections to a peer
     /// whose certificate differs are refused during the TLS handshake.
     public var expectedIdentity: [UInt8]?
+    /// More addresses of the same peer, tried in order when connecting to `host` fails (a
+    /// discovered peer's other addresses, in ``IPAddressText/connectionOrder(_:)``).
+    public var fallbackHosts: [String]
 
-    public init(host: String, port: Int, expectedIdentity: [UInt8]? = nil) {
+    public init(host: String, port: Int, expectedIdentity: [UInt8]? = nil, fallbackHosts: [String] = []) {
         self.host = host
         self.port = port
         self.expectedIdentity = expectedIdentity
+        self.fallbackHosts = fallbackHosts
     }
+
+    /// The endpoint of a peer known by its addresses (in the order to try them), or by its host
+    /// name when none is known.
+    public init(addresses: [String], orHost hostName: String, port: Int, expectedIdentity: [UInt8]? = nil) {
+        self.init(host: addresses.first ?? hostName, port: port, expectedIdentity: expectedIdentity,
+                  fallbackHosts: Array(addresses.dropFirst()))
+    }
+
+    /// `host`, then `fallbackHosts`.
+    public var hosts: [String] { [host] + fallbackHosts }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -42,18 +42,20 @@ public enum StreamChannels {
                                 idleTimeout: Duration?, splice: Bool,
                                 group: any EventLoopGroup) async throws -> (channel: FrameChannel, splice: StreamSplice?) {
         let expected = try tls.map { _ in try PeerClientTLS.expectedIdentity(of: endpoint) }
-        let (channel, handshake, added) = try await ClientBootstrap(group: group)
+        let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
             .channelOption(.maxMessagesPerRead, value: StreamSplice.maxMessagesPerRead)
-            .connect(host: endpoint.host, port: endpoint.port) { channel in
+        let (channel, handshake, added) = try await AddressFallback.connect(endpoint) { host in
+            try await bootstrap.connect(host: host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handshake = try tls.map { try $0.addHandlers(to: channel, expecting: expected).1 }
                     let (framed, added) = try configure(channel, limits: limits, idleTimeout: idleTimeout, holdingSplice: splice)
                     return (framed, handshake, added)
                 }
             }
+        }
         if let handshake {
             do { try await handshake.get() } catch {
                 try? await channel.executeThenClose { _, _ in }

@@ -78,16 +78,18 @@ public struct TCPPeerConnector: PeerTransport {
 
     private func open(_ endpoint: PeerEndpoint, limits: FrameLimits, expecting expected: DeviceID?) async throws -> ChannelFrameConnection {
         let tls = self.tls
-        return try await ClientBootstrap(group: group)
+        let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: endpoint.host, port: endpoint.port) { channel in
+        return try await AddressFallback.connect(endpoint) { host in
+            try await bootstrap.connect(host: host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let tls else { return try ChannelFrameConnection.configure(channel, limits: limits) }
                     let (box, handshake) = try tls.addHandlers(to: channel, expecting: expected)
                     return try ChannelFrameConnection.configure(channel, limits: limits, peerIdentity: box, handshake: handshake)
                 }
             }
+        }
     }
 }
 

@@ -109,7 +109,10 @@ public struct FrameServer: Sendable {
         let channel: NIOAsyncChannel<Accepted, Never>
         switch address {
         case .tcp(let host, let port):
-            channel = try await bootstrap.bind(host: host, port: port, childChannelInitializer: initializer)
+            // An IPv6 listener takes IPv4 peers too (as ::ffff:a.b.c.d), whatever the host's
+            // net.ipv6.bindv6only says.
+            let dualStack = host.contains(":") ? bootstrap.serverChannelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 0) : bootstrap
+            channel = try await dualStack.bind(host: host, port: port, childChannelInitializer: initializer)
         case .unix(let path):
             channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
             guard chmod(path, 0o600) == 0 else {
