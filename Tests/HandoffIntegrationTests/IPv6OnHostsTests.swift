@@ -5,7 +5,8 @@ import XCTest
 /// The foundation scenarios on an IPv6-only LAN (`scripts/lab up 3 --ipv6-only`: each host has
 /// fd00:198:18::K and fe80::K on eth0, no IPv4, and avahi-daemon publishes AAAA records over
 /// IPv6 only): discovery, continuing with the userInfo and the webpage fallback, a continuation
-/// stream, `watch`, and pairing at a link-local `[fe80::K%eth0]:PORT` address. h1 publishes, h2
+/// stream, `watch`, pairing at a link-local `[fe80::K%eth0]:PORT` address, and a host found and
+/// continued at its link-local address alone. h1 publishes, h2
 /// continues, h3 is an outsider that h2 pairs with at its link-local address.
 final class IPv6OnHostsTests: LabTestCase {
     override class var hostCount: Int { 3 }
@@ -121,5 +122,28 @@ final class IPv6OnHostsTests: LabTestCase {
         try lab.handoff("h3", "resign", id)
         try lab.handoff("h2", "trust", "remove", h3ID)
         try lab.handoff("h3", "trust", "remove", h2ID)
+    }
+
+    /// h1's addresses on h2, from `handoff peers --json`.
+    func h1Addresses() throws -> [String]? {
+        try peers(on: "h2").first { $0["name"] as? String == "h1" }?["addresses"] as? [String]
+    }
+
+    /// With its ULA removed, h1 has only fe80::1: Avahi publishes that, h2 gets it with the scope
+    /// of the interface the AAAA record came on (`fe80::1%eth0`) and continues h1's activity there.
+    func testALinkLocalOnlyHostIsFoundWithItsScopeAndContinued() throws {
+        XCTAssertEqual(try lab.exec("h1", ["ip", "addr", "del", "fd00:198:18::1/64", "dev", "eth0"]).status, 0)
+        defer {
+            _ = try? lab.exec("h1", ["ip", "addr", "add", "fd00:198:18::1/64", "dev", "eth0", "nodad"])
+            _ = try? lab.waitUntil("h1 back at its ULA on h2", timeout: 10) { try h1Addresses() == ["fd00:198:18::1"] }
+        }
+        let found = try lab.waitUntil("h1 at its link-local address on h2", timeout: 10) { try h1Addresses() == ["fe80::1%eth0"] }
+        print("ipv6: h1 found at fe80::1%eth0 on h2 \(Int(found * 1000)) ms after its ULA went")
+        let id = try lab.publish("h1", "--type", "com.example.browser.page", "--webpage-url", "https://example.com/link-local")
+        try lab.waitUntilListed(id, on: "h2")
+        let (status, response) = try lab.continueActivity(id, on: "h2")
+        XCTAssertEqual(status, 0, "\(response)")
+        XCTAssertEqual(response["by"] as? String, "urlOpener")
+        try lab.handoff("h1", "resign", id)
     }
 }
