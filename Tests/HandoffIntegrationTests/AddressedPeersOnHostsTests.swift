@@ -65,16 +65,8 @@ final class AddressedPeersOnHostsTests: LabTestCase {
     }
 
     func testContinuationStreamsBetweenAppsWithoutDNSSD() throws {
-        let viewer = try startNotes("h2", ["open", "--read-streams"], log: "static-viewer")
-        try lab.waitForLine(viewer, "ready")
-        let (id, editor) = try editNote(on: "h1", listedOn: "h2", ["--stream-bytes", "\(1 << 20)"])
-        XCTAssertEqual(try lab.continueActivity(id, on: "h2").status, 0)
-        try lab.waitForLine(viewer, "received", timeout: 10)
-        try lab.waitForLine(editor, "sent")
-        let sent = try XCTUnwrap(lab.logLines(editor).first { $0.hasPrefix("sent") })
-        let received = try XCTUnwrap(lab.logLines(viewer).first { $0.hasPrefix("received") })
-        XCTAssertTrue(sent.hasPrefix("sent 1048576 bytes sha256 "), sent)
-        XCTAssertTrue(received.hasPrefix(sent.replacingOccurrences(of: "sent", with: "received")), "\(sent) / \(received)")
+        let apps = try continueAttachment(bytes: 1 << 20, label: "static")
+        try assertAttachmentWhole(apps, bytes: 1 << 20, timeout: 10)
     }
 
     func testStoppedPeerIsUnreachableAndComesBack() throws {

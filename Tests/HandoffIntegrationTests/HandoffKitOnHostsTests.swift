@@ -13,7 +13,7 @@ final class HandoffKitOnHostsTests: LabTestCase {
     }
 
     func start(_ host: String, _ args: [String], log name: String) throws -> String {
-        try startNotes(host, args, log: name)
+        try app(host, args, log: name)
     }
 
     func read(_ log: String) -> [String] { lab.logLines(log) }
@@ -151,7 +151,7 @@ final class HandoffKitOnHostsTests: LabTestCase {
         let log = "\(h2)/launched.log"
         let manifest: [String: Any] = [
             "bundleID": "com.example.notes", "teamID": "EXAMPLETEAM", "activityTypes": ["com.example.notes.edit"],
-            "launch": ["sh", "-c", "exec '\(notesExample)' open --once > '\(log)' 2>&1"],
+            "launch": ["sh", "-c", "exec '\(notes)' open --once > '\(log)' 2>&1"],
         ]
         try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: "\(apps)/notes.json"))
         try lab.startAgent("h2", config: ["limits": ["fetchTimeout": 1], "appsDirectory": apps])

@@ -1,14 +1,26 @@
 import Foundation
 import XCTest
 
-/// An attachment on continuation streams between the notes example's editor on h1 and its
-/// viewer on h2 (HostFaultsOnHostsTests, IPv6OnHostsTests).
+/// The notes example on simulated hosts, and an attachment on continuation streams between its
+/// editor on h1 and its viewer on h2 (HandoffKitOnHostsTests, HostFaultsOnHostsTests,
+/// IPv6OnHostsTests, AddressedPeersOnHostsTests).
 extension LabTestCase {
     /// The notes example app (Examples/notes), next to the executables.
     var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
 
+    /// Starts `notes-example ARGS...` on a host in the background (stopped at tear-down); returns its log.
     func app(_ host: String, _ args: [String], log name: String) throws -> String {
         try startLogged(host, [notes] + args, log: name)
+    }
+
+    /// Starts the editor on `host` and returns the activity ID once `peer` lists it.
+    func editNote(on host: String, listedOn peer: String, _ extra: [String] = []) throws -> (id: String, log: String) {
+        let log = try app(host, ["edit", "--title", "Shopping list", "--text", "milk, eggs"] + extra, log: "editor-\(UUID().uuidString.prefix(6))")
+        try lab.waitForLine(log, "editing")
+        let line = lab.logLines(log).first { $0.hasPrefix("editing") }!
+        let id = String(line.split(separator: " ").first { $0.count == 36 }!)
+        try lab.waitUntilListed(id, on: peer)
+        return (id, log)
     }
 
     /// Starts a viewer on h2 that reads attachments, and an editor on h1 whose activity carries
