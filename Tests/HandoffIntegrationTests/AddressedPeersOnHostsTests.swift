@@ -6,8 +6,10 @@ import XCTest
 /// on h2. h2 knows h1 by its address (`trust add --address`); its agent reaches h1 there, learns
 /// h1's activities over the kept connection, and `list`, `continue` and `watch` work as over DNS-SD.
 /// (The ruleset is h2's network namespace's own: the machine's is never touched.)
-final class AddressedPeersOnHostsTests: LabTestCase {
+class AddressedPeersOnHostsTests: LabTestCase {
     override class var hostCount: Int { 2 }
+    /// Where h2 is told h1 is, without its port.
+    class var h1Address: String { "198.18.0.1" }
     static let type = "com.example.static.edit"  // not the notes example's: its continuations go to the app
 
     override class func prepare(_ lab: LabDriver) throws {
@@ -22,7 +24,8 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         try lab.pair("h1", "h2")
         let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h1", "status", "--json").stdout.utf8)) as? [String: Any]
         guard let port = status?["port"] as? Int else { throw LabError("no port in h1's status") }
-        let added = try lab.handoff("h2", "trust", "add", try lab.deviceID("h1"), "--address", "198.18.0.1:\(port)")
+        let address = h1Address.contains(":") ? "[\(h1Address)]:\(port)" : "\(h1Address):\(port)"
+        let added = try lab.handoff("h2", "trust", "add", try lab.deviceID("h1"), "--address", address)
         guard added.status == 0 else { throw LabError("trust add --address on h2: \(added.stderr)") }
     }
 
@@ -42,7 +45,7 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         XCTAssertEqual(peers.first?["name"] as? String, "h1")
         // mDNS is dropped: h2's avahi-daemon has no record of h1's service.
         let browse = try lab.exec("h2", ["avahi-browse", "-rtp", "_handoff._tcp"])
-        XCTAssertFalse(browse.stdout.contains("198.18.0.1"), browse.stdout)
+        XCTAssertFalse(browse.stdout.contains("h1.local"), "h2's avahi-daemon resolved h1's service: \(browse.stdout)")
 
         try waitForEvent(watch.log, "activityOffered") { $0["id"] as? String == id }
         let (status, json) = try lab.continueActivity(id, on: "h2")
@@ -55,7 +58,7 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         let findings = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [[String: String]], doctor.stdout)
         let dnsSD = findings.first { $0["check"] == "peer h1: dns-sd" }
         XCTAssertEqual(dnsSD?["status"], "warn", "\(findings)")
-        XCTAssertTrue(dnsSD?["detail"]?.contains("stored address 198.18.0.1") == true, "\(dnsSD ?? [:])")
+        XCTAssertTrue(dnsSD?["detail"]?.contains("stored address \(Self.h1Address)") == true, "\(dnsSD ?? [:])")
         XCTAssertEqual(findings.first { $0["check"] == "peer h1: reachable" }?["status"], "ok", "\(findings)")
 
         // A new activity on h1 is pushed at once; the old one is withdrawn.
@@ -80,7 +83,7 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         // h1 comes back at the same address (its port: the fixed one it had is kept in its config).
         let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "trust", "list", "--json").stdout.utf8)) as? [[String: Any]]
         let address = try XCTUnwrap((status?.first?["addresses"] as? [String])?.first)
-        let port = try XCTUnwrap(Int(address.split(separator: ":").last ?? ""))
+        let port = try XCTUnwrap(Int(address.split(separator: ":").last ?? ""))  // HOST:PORT or [V6]:PORT
         let config: [String: Any] = ["urlOpener": ["true"], "port": port,
                                      "handlers": [["activityTypes": [Self.type], "command": ["true"]]]]
         try lab.startAgent("h1", config: config)
@@ -88,4 +91,11 @@ final class AddressedPeersOnHostsTests: LabTestCase {
         try lab.waitUntilListed(again, on: "h2", timeout: 5)
         XCTAssertEqual(try peers(on: "h2").first?["reachable"] as? Bool, true)
     }
+}
+
+/// The same on an IPv6-only link, h1 stored at its link-local address with its scope
+/// (`[fe80::1%eth0]:PORT`): issue 18's "static addresses accept [v6]:port".
+final class AddressedPeersOnIPv6HostsTests: AddressedPeersOnHostsTests {
+    override class var ipv6Only: Bool { true }
+    override class var h1Address: String { "fe80::1%eth0" }
 }

@@ -55,7 +55,12 @@ final class ServiceOnHostsTests: LabTestCase {
         let run = lines[((lines.lastIndex { $0.hasPrefix("====") }) ?? -1) + 1 ..< lines.count]
         XCTAssertTrue(run.contains { $0.hasPrefix("<6>") && $0.contains("Registered") }, "READY=1 before the DNS-SD registration: \(run)")
         XCTAssertTrue(run.contains { $0.hasPrefix("<6>") && $0.contains("handoffd started") }, "\(run)")
-        try lab.stopAgent("h1")
+        // SIGTERM ends it gracefully, at once: not after the lab's 5 s grace with SIGKILL (as
+        // systemd would after TimeoutStopSec) because a service never finished.
+        let started = Date()
+        let stop = try lab.lab("agent", "stop", "h1")
+        XCTAssertFalse(stop.stdout.contains("SIGKILL") || stop.stderr.contains("SIGKILL"), "\(stop.stdout) \(stop.stderr)")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "handoffd took that long to stop on SIGTERM")
         try lab.waitForLine(receiver.log, "STOPPING=1", timeout: 10)
     }
 }

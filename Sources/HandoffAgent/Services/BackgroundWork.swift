@@ -28,10 +28,11 @@ public final class BackgroundWork: Service, Sendable {
         if case .terminated = submit.yield(Job(work: work, stopped: ifStopped)) { ifStopped() }
     }
 
-    /// Runs the jobs until the task is cancelled (the service group stops).
+    /// Runs the jobs until the service group shuts down gracefully (the agent's group stops
+    /// this service last) or the task is cancelled; jobs still running are then cancelled.
     public func run() async throws {
         await withDiscardingTaskGroup { group in
-            for await job in jobs {
+            for await job in jobs.cancelOnGracefulShutdown() {
                 group.addTask { await job.work() }
             }
             group.cancelAll()
