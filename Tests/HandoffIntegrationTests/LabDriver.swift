@@ -17,9 +17,11 @@ final class LabDriver: @unchecked Sendable {
     let packageRoot: URL
     let binDirectory: URL
     let hosts: Int
+    let topology: LabTopology
 
-    init(hosts: Int) throws {
+    init(hosts: Int, topology: LabTopology = .oneLink) throws {
         self.hosts = hosts
+        self.topology = topology
         self.name = "it\(Int.random(in: 1000...9999))"
         packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         if let dir = ProcessInfo.processInfo.environment["HANDOFF_BIN_DIR"] {
@@ -95,7 +97,7 @@ final class LabDriver: @unchecked Sendable {
         try lab("path", host).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func up() throws { try lab("up", "\(hosts)") }
+    func up() throws { try lab(["up", "\(hosts)"] + topology.upArguments) }
     func down() { _ = try? lab("down") }
 
     /// Writes a config for a host and (re)starts its agent with it; `environment` is added to

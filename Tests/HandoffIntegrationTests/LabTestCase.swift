@@ -18,6 +18,9 @@ class LabTestCase: XCTestCase {
     /// How many hosts the lab has.
     class var hostCount: Int { 2 }
 
+    /// How the hosts are connected: one link unless a subclass says otherwise.
+    class var topology: LabTopology { .oneLink }
+
     /// Starts the agents and whatever else the tests need, once the hosts are up.
     class func prepare(_ lab: LabDriver) throws {}
 
@@ -32,7 +35,7 @@ class LabTestCase: XCTestCase {
         super.setUp()
         let id = ObjectIdentifier(self)
         do {
-            let lab = try LabDriver(hosts: hostCount)
+            let lab = try LabDriver(hosts: hostCount, topology: topology)
             setups[id] = Setup(lab: lab)
             do {
                 try lab.up()
