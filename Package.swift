@@ -43,6 +43,7 @@ let package = Package(
             name: "HandoffDiscovery",
             dependencies: [
                 .target(name: "CDNSSD", condition: .when(platforms: [.linux])),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
