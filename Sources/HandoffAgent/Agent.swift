@@ -23,6 +23,8 @@ public actor Agent {
     public nonisolated let hello: PeerHello
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
+    /// The wide-area DNS-SD registration, when `wideArea` is configured.
+    public nonisolated let wideAreaRegistrar: WideAreaRegistrar?
     let client: ContinuationClient<AgentTimeline>
     /// Connections to peers kept open between continuations (``IdleConnectionPool``).
     public nonisolated let fetchPool: IdleConnectionPool<AgentTimeline>
@@ -148,6 +150,8 @@ public actor Agent {
         self.sealing = sealing
         self.advertiser = ServiceAdvertiser(
             name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: sealing.txtRecord, logger: logger)
+        self.wideAreaRegistrar = Self.wideAreaRegistrar(configuration, instanceName: instanceName, port: port, txtRecord: sealing.txtRecord,
+                                                        logger: logger, wallClock: wallClock)
         let pool = IdleConnectionPool(clock: timeline)
         self.fetchPool = pool
         self.client = ContinuationClient(
@@ -211,7 +215,10 @@ public actor Agent {
         let input = AdvertisementSealing.input(store, agentID: agentID, name: configuration.name, pairingOpen: pairingWindow != nil,
                                                key: trust.ownAdvertisingKey, instanceName: advertiser.registeredName ?? instanceName,
                                                paused: settings.paused, now: now)
-        if let txt = sealing.reseal(input, now: now) { advertiser.updateTXTRecord(txt) }
+        if let txt = sealing.reseal(input, now: now) {
+            advertiser.updateTXTRecord(txt)
+            wideAreaRegistrar?.updateTXTRecord(txt)
+        }
     }
 
     // MARK: Serving peers
