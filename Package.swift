@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 "HandoffCore",
                 .target(name: "CDNSSD", condition: .when(platforms: [.linux])),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -26,6 +26,8 @@ public actor Agent {
     public nonisolated let hello: PeerHello
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
+    /// The wide-area DNS-SD registration, when `wideArea` is configured.
+    public nonisolated let wideAreaRegistrar: WideAreaRegistrar?
     /// Fetches activities from peers; a reload changes its limits and timeouts.
     var client: ContinuationClient<AgentTimeline>
     /// Connections to peers kept open between continuations (``IdleConnectionPool``).
@@ -163,6 +165,8 @@ public actor Agent {
         self.advertisementFeed = AdvertisementFeed(current: .init(instanceName: instanceName, txtRecord: sealing.txtRecord))
         self.advertiser = ServiceAdvertiser(
             name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: sealing.txtRecord, logger: logger)
+        self.wideAreaRegistrar = Self.wideAreaRegistrar(configuration, instanceName: instanceName, port: port, txtRecord: sealing.txtRecord,
+                                                        logger: logger, wallClock: wallClock)
         let pool = IdleConnectionPool(clock: timeline)
         self.fetchPool = pool
         self.client = ContinuationClient(
@@ -229,6 +233,7 @@ public actor Agent {
                                                paused: settings.paused, now: now)
         guard let txt = sealing.reseal(input, now: now) else { return }
         advertiser.updateTXTRecord(txt)
+        wideAreaRegistrar?.updateTXTRecord(txt)
         advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
     }
 

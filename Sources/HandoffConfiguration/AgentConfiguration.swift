@@ -125,6 +125,8 @@ public struct AgentConfiguration: Sendable, Equatable {
     /// `notifications`: post a desktop notification for each paired device's newest activity on
     /// offer (docs/NOTIFICATIONS.md).
     public var notifications = true
+    /// `wideArea.*`: wide-area DNS-SD; nil (off) unless `wideArea.domain` is set.
+    public var wideArea: WideAreaConfiguration?
 
     /// The defaults, given the host name and the default socket path.
     public init(name: String, socketPath: String, inboxDirectory: String? = nil) {
@@ -193,6 +195,7 @@ public struct AgentConfiguration: Sendable, Equatable {
                 faults.set(fault, number: number)
             }
         }
+        wideArea = try WideAreaConfiguration(reader: reader)
         var index = 0
         while let command = reader.stringArray(forKey: ConfigKey("handlers.\(index).command")) {
             let key = "handlers[\(index)]"

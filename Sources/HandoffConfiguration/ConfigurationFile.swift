@@ -41,6 +41,8 @@ public enum ConfigurationFile {
         "security.maxUnauthenticatedPerAddress": .int, "security.connectionsPerSecondPerAddress": .int, "security.maxConnectionsPerDevice": .int,
         "security.urlSchemes": .stringArray,
         "liveness.interval": .seconds, "liveness.timeout": .seconds, "notifications": .bool,
+        "wideArea.domain": .string, "wideArea.server": .string, "wideArea.tsigKeyName": .string, "wideArea.tsigAlgorithm": .string,
+        "wideArea.tsigSecret": .string,
     ]
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]
 

@@ -119,6 +119,12 @@ struct HandoffDaemon: AsyncParsableCommand {
 
         let sessionLogger = logger
         let notifier = SystemdNotifier(environment: environment)
+        // Wide-area DNS-SD (wideArea.*): registered and browsed beside mDNS, stopped before it.
+        var wideArea: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let registrar = agent.wideAreaRegistrar, let wideAreaBrowser = agent.makeWideAreaBrowser(logger: logger) {
+            wideArea = [.init(service: wideAreaBrowser), .init(service: WideAreaDiscoveryService(browser: wideAreaBrowser, agent: agent)),
+                        .init(service: registrar)]
+        }
         // ServiceGroup stops services in reverse order: the advertiser goes first, so peers get
         // the DNS-SD goodbye before anything else shuts down.
         let group = ServiceGroup(configuration: .init(
@@ -132,6 +138,7 @@ struct HandoffDaemon: AsyncParsableCommand {
                 .init(service: LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
                 .init(service: NotificationService(agent: agent, logger: logger)),
                 .init(service: agent.advertiserService),
+            ] + wideArea + [
                 // The same file and parse as at start; a default file made since is read.
                 .init(service: ReloadSignalService(
                     agent: agent, notifier: notifier, logger: logger,

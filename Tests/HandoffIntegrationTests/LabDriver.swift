@@ -17,12 +17,15 @@ final class LabDriver: @unchecked Sendable {
     let packageRoot: URL
     let binDirectory: URL
     let hosts: Int
+    /// How the hosts are connected (one link, or two subnets and a router).
+    let topology: LabTopology
     /// An IPv6-only lab (`scripts/lab up N --ipv6-only`): fd00:198:18::K and fe80::K on each
-    /// host's eth0, no IPv4, avahi-daemon over IPv6.
+    /// host's eth0, no IPv4, avahi-daemon over IPv6. One link only.
     let ipv6Only: Bool
 
-    init(hosts: Int, ipv6Only: Bool = false) throws {
+    init(hosts: Int, topology: LabTopology = .oneLink, ipv6Only: Bool = false) throws {
         self.hosts = hosts
+        self.topology = topology
         self.ipv6Only = ipv6Only
         self.name = "it\(Int.random(in: 1000...9999))"
         packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -99,7 +102,7 @@ final class LabDriver: @unchecked Sendable {
         try lab("path", host).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func up() throws { try lab(["up", "\(hosts)"] + (ipv6Only ? ["--ipv6-only"] : [])) }
+    func up() throws { try lab(["up", "\(hosts)"] + topology.upArguments + (ipv6Only ? ["--ipv6-only"] : [])) }
 
     /// The host's address (`scripts/lab ip`); with `linkLocal`, in an IPv6-only lab, its
     /// link-local address with the scope, `fe80::K%eth0`.

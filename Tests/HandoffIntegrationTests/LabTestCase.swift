@@ -20,6 +20,8 @@ class LabTestCase: XCTestCase {
 
     /// Whether the lab is IPv6-only (``LabDriver/ipv6Only``).
     class var ipv6Only: Bool { false }
+    /// How the hosts are connected: one link unless a subclass says otherwise.
+    class var topology: LabTopology { .oneLink }
 
     /// Starts the agents and whatever else the tests need, once the hosts are up.
     class func prepare(_ lab: LabDriver) throws {}
@@ -35,7 +37,7 @@ class LabTestCase: XCTestCase {
         super.setUp()
         let id = ObjectIdentifier(self)
         do {
-            let lab = try LabDriver(hosts: hostCount, ipv6Only: ipv6Only)
+            let lab = try LabDriver(hosts: hostCount, topology: topology, ipv6Only: ipv6Only)
             setups[id] = Setup(lab: lab)
             do {
                 try lab.up()
