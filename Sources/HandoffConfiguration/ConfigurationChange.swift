@@ -101,6 +101,8 @@ public struct ConfigurationChange: Sendable, Equatable {
             Entry("security.maxConnectionsPerDevice", \.security.maxConnectionsPerDevice, live: false),
             Entry("liveness.interval", \.liveness.interval, live: false, text: seconds),
             Entry("liveness.timeout", \.liveness.timeout, live: false, text: seconds),
+            // Never the TSIG secret in a log line: the domain, the server and the key's name.
+            Entry("wideArea", \.wideArea, live: false) { $0.map { "\($0.domain) at \($0.server), key \($0.tsigKeyName)" } ?? "off" },
             Entry("handlers", \.handlers, live: true) { handlers in
                 "\(handlers.count) handler\(handlers.count == 1 ? "" : "s")"
                     + (handlers.isEmpty ? "" : ": " + handlers.map { "\($0.activityTypes.joined(separator: ",")) \(words($0.command))" }.joined(separator: "; "))

@@ -57,6 +57,7 @@ struct ConfigurationChangeTests {
         ("security.maxConnectionsPerDevice", "5"),
         ("liveness.interval", "0.5"),
         ("liveness.timeout", "3"),
+        ("wideArea", #"{"domain": "handoff.test.", "server": "192.0.2.53", "tsigKeyName": "k", "tsigSecret": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTMyYg=="}"#),
     ]
 
     @Test("the same configuration read again changes nothing")
@@ -119,10 +120,12 @@ struct ConfigurationChangeTests {
     func everyKeyClassified() {
         let compared = Dictionary(uniqueKeysWithValues: ConfigurationChange.keyNames.map { ($0.name, $0.isLive) })
         for key in ConfigurationFile.schema.keys {
-            let name = key.hasPrefix("faults.") ? "faults" : key
+            let name = key.hasPrefix("faults.") ? "faults" : key.hasPrefix("wideArea.") ? "wideArea" : key
             #expect(compared[name] != nil, "\(key) is in the file but not compared on reload")
         }
         #expect(compared["handlers"] == true)
+        let wideArea = ConfigurationChange(from: Self.running, to: Self.file("wideArea", Self.restartKeys.first { $0.key == "wideArea" }!.value))
+        #expect(wideArea.needingRestart.first?.description.contains("c2VjcmV0") == false, "the TSIG secret is never in a log line")
         #expect(Set(compared.filter(\.value).keys) == Set(Self.liveKeys.map(\.key)))
         #expect(Set(compared.filter { !$0.value }.keys) == Set(Self.restartKeys.map(\.key)))
     }

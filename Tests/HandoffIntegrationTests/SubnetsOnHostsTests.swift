@@ -24,7 +24,7 @@ final class SubnetsOnHostsTests: LabTestCase {
 
     override class func prepare(_ lab: LabDriver) throws {
         try lab.lab("dns", "start", domain, keyName, secret)
-        for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
+        for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"], "handlers": [["activityTypes": [type], "command": ["true"]]]]) }
         for host in ["h3", "h4"] { try lab.startAgent(host, config: wideAreaConfig()) }
         try lab.startAgent("h5", config: wideAreaConfig(secret: wrongSecret))
         try lab.pair("h3", "h4")
@@ -82,12 +82,6 @@ final class SubnetsOnHostsTests: LabTestCase {
         XCTAssertFalse(try dig("_handoff._tcp.\(Self.domain)", "PTR").contains("\(try instanceName("h5"))._handoff._tcp.\(Self.domain)"))
     }
 
-    /// The peer port a host's agent listens on, from `handoff status --json`.
-    func peerPort(_ host: String) throws -> Int {
-        let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]
-        return try XCTUnwrap(status?["port"] as? Int)
-    }
-
     func testDNSSDShowsNothingAcrossAndPairingByAddressWorks() throws {
         let accept = try startPair(on: "h1", ["--accept"])
         // h3, on h1's link, sees h1 accepting: the advertisement is out. h2 sees nothing of it.
@@ -112,21 +106,28 @@ final class SubnetsOnHostsTests: LabTestCase {
         let list = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "trust", "list", "--json").stdout.utf8)) as? [[String: Any]]
         let h1 = try XCTUnwrap(list?.first { $0["deviceID"] as? String == (try? lab.deviceID("h1")) }, "h2 trusts h1: \(list ?? [])")
         XCTAssertEqual(h1["addresses"] as? [String], [address], "h2 remembers where h1 is")
+
+        // Static peers across the router: h2 reaches h1 at that address, and h1's activity is
+        // listed, watched and continued on h2 with no DNS-SD between them.
+        let watch = try startWatch("static-across")
+        let id = try lab.publish("h1", "--type", Self.type, "--title", "Across the router")
+        let elapsed = try lab.waitUntilListed(id, on: "h2", timeout: 2)
+        print("static peers across a unicast-only router: h1's activity listed on h2 after \(Int(elapsed * 1000)) ms")
+        let peers = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "peers", "--json").stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(peers?.first { $0["name"] as? String == "h1" }?["via"] as? String, "address", "\(peers ?? [])")
+        try waitForEvent(watch.log, "activityOffered") { $0["id"] as? String == id }
+        let (status, response) = try lab.continueActivity(id, on: "h2")
+        XCTAssertEqual(status, 0, "\(response)")
+        try waitForEvent(watch.log, "continued") { $0["id"] as? String == id }
     }
 }
 
 final class SubnetsThroughReflectorOnHostsTests: LabTestCase {
     override class var hostCount: Int { 2 }
     override class var topology: LabTopology { .twoSubnets(.reflector) }
-    var notes: String { lab.binDirectory.appendingPathComponent("notes-example").path }
 
     override class func prepare(_ lab: LabDriver) throws {
         for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"]]) }
-    }
-
-    /// The JSON events a background `handoff watch --json` wrote so far.
-    func events(_ log: String) -> [[String: Any]] {
-        lab.logLines(log).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     func testPairListContinueStreamAndWatchAcrossTheReflector() throws {
