@@ -19,12 +19,14 @@ final class SubnetsOnHostsTests: LabTestCase {
     static let keyName = "handoff-key"
     static let secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTMyYg=="
     static let type = "com.example.notes.edit"
+    /// What h1 publishes for h2's handler in the static-peers test (the notes app takes its own type).
+    static let staticType = "com.example.subnets.edit"
 
     static let wrongSecret = Data("not the secret of handoff-key".utf8).base64EncodedString()
 
     override class func prepare(_ lab: LabDriver) throws {
         try lab.lab("dns", "start", domain, keyName, secret)
-        for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"], "handlers": [["activityTypes": [type], "command": ["true"]]]]) }
+        for host in ["h1", "h2"] { try lab.startAgent(host, config: ["urlOpener": ["true"], "handlers": [["activityTypes": [staticType], "command": ["true"]]]]) }
         for host in ["h3", "h4"] { try lab.startAgent(host, config: wideAreaConfig()) }
         try lab.startAgent("h5", config: wideAreaConfig(secret: wrongSecret))
         try lab.pair("h3", "h4")
@@ -110,7 +112,7 @@ final class SubnetsOnHostsTests: LabTestCase {
         // Static peers across the router: h2 reaches h1 at that address, and h1's activity is
         // listed, watched and continued on h2 with no DNS-SD between them.
         let watch = try startWatch("static-across")
-        let id = try lab.publish("h1", "--type", Self.type, "--title", "Across the router")
+        let id = try lab.publish("h1", "--type", Self.staticType, "--title", "Across the router")
         let elapsed = try lab.waitUntilListed(id, on: "h2", timeout: 2)
         print("static peers across a unicast-only router: h1's activity listed on h2 after \(Int(elapsed * 1000)) ms")
         let peers = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "peers", "--json").stdout.utf8)) as? [[String: Any]]
@@ -119,6 +121,9 @@ final class SubnetsOnHostsTests: LabTestCase {
         let (status, response) = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(status, 0, "\(response)")
         try waitForEvent(watch.log, "continued") { $0["id"] as? String == id }
+        // And a continuation stream between the notes apps, SHA-256 exact.
+        let apps = try continueAttachment(bytes: 1 << 20, label: "across")
+        try assertAttachmentWhole(apps, bytes: 1 << 20, timeout: 10)
     }
 }
 

@@ -27,35 +27,43 @@ struct InMemoryAddressedPeerTests {
         return await condition()
     }
 
-    @Test("bravo learns alpha's note from the subscription at alpha's address, sees each new one, and continues it to its viewer")
-    func listAndContinueByAddress() async throws {
-        let hosts = InMemoryContinueTests.Hosts(alphaAddresses: [PeerAddress(host: "10.0.0.1", port: 7000)])
+    /// Runs both agents with their apps and bravo's liveness, then `body`.
+    static func runWithLiveness(_ hosts: InMemoryContinueTests.Hosts,
+                                _ body: @escaping @Sendable (_ editorApp: HandoffApplication) async throws -> Void) async throws {
         let liveness = LivenessService(agent: hosts.bravo.agent, connector: hosts.bravo.transport, clock: hosts.bravo.clock,
-                                       timing: Self.timing, logger: quietLogger)
+                                       timing: timing, logger: quietLogger)
         try await hosts.run { editorApp in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await liveness.run() }
                 defer { group.cancelAll() }
-                let note = try await hosts.publishNote(editorApp, discover: false)
-                let bravo = hosts.bravo.agent
-                #expect(try await Self.tick(hosts.bravo) { await bravo.offered().map(\.id) == [note.identifier] })
-                let peers = await bravo.peers()
-                #expect(peers.map(\.via) == ["address"], "\(peers)")
-                #expect(peers.first?.addresses == ["10.0.0.1"])
-                #expect(peers.first?.port == 7000)
-                #expect(hosts.alpha.agent.advertisementFeed.subscriberCount == 1)
-
-                // A new note on alpha is pushed: no DNS-SD, no polling.
-                let second = UserActivity(activityType: NotesApp.type, application: editorApp)
-                second.title = "Packing list"
-                try await second.becomeCurrent()
-                #expect(await eventually { await bravo.offered().map(\.id) == [second.identifier] })
-
-                let result = try await bravo.continueActivity(id: second.identifier).get()
-                #expect(result.by == "app")
-                #expect(result.peer == "alpha")
-                #expect(await eventually { hosts.viewer.events.contains(.didUpdate) })
+                try await body(editorApp)
             }
+        }
+    }
+
+    @Test("bravo learns alpha's note from the subscription at alpha's address, sees each new one, and continues it to its viewer")
+    func listAndContinueByAddress() async throws {
+        let hosts = InMemoryContinueTests.Hosts(alphaAddresses: [PeerAddress(host: "10.0.0.1", port: 7000)])
+        try await Self.runWithLiveness(hosts) { editorApp in
+            let note = try await hosts.publishNote(editorApp, discover: false)
+            let bravo = hosts.bravo.agent
+            #expect(try await Self.tick(hosts.bravo) { await bravo.offered().map(\.id) == [note.identifier] })
+            let peers = await bravo.peers()
+            #expect(peers.map(\.via) == ["address"], "\(peers)")
+            #expect(peers.first?.addresses == ["10.0.0.1"])
+            #expect(peers.first?.port == 7000)
+            #expect(hosts.alpha.agent.advertisementFeed.subscriberCount == 1)
+
+            // A new note on alpha is pushed: no DNS-SD, no polling.
+            let second = UserActivity(activityType: NotesApp.type, application: editorApp)
+            second.title = "Packing list"
+            try await second.becomeCurrent()
+            #expect(await eventually { await bravo.offered().map(\.id) == [second.identifier] })
+
+            let result = try await bravo.continueActivity(id: second.identifier).get()
+            #expect(result.by == "app")
+            #expect(result.peer == "alpha")
+            #expect(await eventually { hosts.viewer.events.contains(.didUpdate) })
         }
     }
 
@@ -92,17 +100,11 @@ struct InMemoryAddressedPeerTests {
     @Test("of two stored addresses, the first answers nothing: liveness moves on to the second and alpha's note is offered")
     func secondAddress() async throws {
         let hosts = InMemoryContinueTests.Hosts(alphaAddresses: [PeerAddress(host: "10.0.0.9", port: 7000), PeerAddress(host: "10.0.0.1", port: 7000)])
-        let liveness = LivenessService(agent: hosts.bravo.agent, connector: hosts.bravo.transport, clock: hosts.bravo.clock,
-                                       timing: Self.timing, logger: quietLogger)
-        try await hosts.run { editorApp in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await liveness.run() }
-                defer { group.cancelAll() }
-                let note = try await hosts.publishNote(editorApp, discover: false)
-                let bravo = hosts.bravo.agent
-                #expect(try await Self.tick(hosts.bravo) { await bravo.offered().map(\.id) == [note.identifier] })
-                #expect(await bravo.peers().first?.addresses == ["10.0.0.1"])
-            }
+        try await Self.runWithLiveness(hosts) { editorApp in
+            let note = try await hosts.publishNote(editorApp, discover: false)
+            let bravo = hosts.bravo.agent
+            #expect(try await Self.tick(hosts.bravo) { await bravo.offered().map(\.id) == [note.identifier] })
+            #expect(await bravo.peers().first?.addresses == ["10.0.0.1"])
         }
     }
 }
