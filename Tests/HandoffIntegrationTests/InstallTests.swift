@@ -24,10 +24,22 @@ final class InstallTests: XCTestCase {
             "share/fish/vendor_completions.d/handoff.fish", "share/fish/vendor_completions.d/handoffd.fish",
             "share/systemd/user/handoffd.service", "share/handoff/firewall/firewalld/handoff.xml",
             "share/handoff/firewall/ufw/handoff", "share/doc/handoff/LICENSE",
-        ].map { prefix + "/" + $0 } + [config + "/autostart/handoffd.desktop", config + "/handoff/handoffd.json"]
+            "share/handoff/browser/extension/manifest.json", "share/handoff/browser/extension/background.js",
+            "share/handoff/browser/handoff-browser-host",
+        ].map { prefix + "/" + $0 } + [config + "/autostart/handoffd.desktop",
+                                       config + "/chromium/NativeMessagingHosts/org.handoff.browser_host.json",
+                                       config + "/google-chrome/NativeMessagingHosts/org.handoff.browser_host.json",
+                                       top + "/home/.mozilla/native-messaging-hosts/org.handoff.browser_host.json",
+                                       config + "/handoff/handoffd.json"]  // last: uninstall keeps it
         for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: file), "\(file) is not installed") }
         let configMode = try FileManager.default.attributesOfItem(atPath: config + "/handoff/handoffd.json")[.posixPermissions] as? Int
         XCTAssertEqual(configMode, 0o600)
+
+        // The native-messaging host: the manifests name the wrapper, which runs the installed handoff.
+        let hostManifest = try String(contentsOfFile: config + "/chromium/NativeMessagingHosts/org.handoff.browser_host.json", encoding: .utf8)
+        XCTAssertTrue(hostManifest.contains("\"path\": \"\(prefix)/share/handoff/browser/handoff-browser-host\""), hostManifest)
+        let wrapper = try String(contentsOfFile: prefix + "/share/handoff/browser/handoff-browser-host", encoding: .utf8)
+        XCTAssertTrue(wrapper.contains("exec \"\(prefix)/bin/handoff\" browser-host"), wrapper)
 
         let unit = prefix + "/share/systemd/user/handoffd.service"
         let unitText = try String(contentsOfFile: unit, encoding: .utf8)
