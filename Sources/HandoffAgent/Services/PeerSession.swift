@@ -33,103 +33,105 @@ public enum PeerSession {
         let trustedName = await agent.trustedName(of: peerID)
         var machine = SourceSessionStateMachine(hello: paired ? agent.hello : PeerHello(agentID: "-", name: "-"))
         var next: Frame? = first
-        // The advertisement pushed to a peer that subscribed, beside the pongs this loop writes.
-        var pushing: Task<Void, Never>?
-        defer { pushing?.cancel() }
-        while let frame = next {
-            next = nil
-            if !paired {
-                guard FrameKind.beforePairing.contains(frame.kind) else {
-                    logger.info("refused an unpaired device", metadata: [
-                        "handoff.remote": "\(remote)", "handoff.device": "\(peerID?.shortID ?? "none")", "handoff.frame": "\(frame.kind)",
+        // A child task pushes the advertisement to a peer that subscribed, beside the pongs this
+        // loop writes; it ends with the session.
+        try await withThrowingDiscardingTaskGroup { children in
+            defer { children.cancelAll() }
+            while let frame = next {
+                next = nil
+                if !paired {
+                    guard FrameKind.beforePairing.contains(frame.kind) else {
+                        logger.info("refused an unpaired device", metadata: [
+                            "handoff.remote": "\(remote)", "handoff.device": "\(peerID?.shortID ?? "none")", "handoff.frame": "\(frame.kind)",
+                        ])
+                        try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
+                            message: "this device (\(peerID?.shortID ?? "no certificate")) is not paired with the host it reached; pair them first with `handoff pair` (or `handoff trust add`)").frame)
+                        return
+                    }
+                } else if frame.kind == .hello {
+                    connection.gate?.authenticate()
+                } else if let peerID, await !agent.isPaired(peerID) {
+                    // Unpaired while this connection was open (the agent keeps connections between
+                    // continuations): no frame it sends or had buffered (fetch, open, streamOpen,
+                    // continued, keys) is acted on; a fetch is told why.
+                    logger.info("refused a frame from a device no longer paired", metadata: [
+                        "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
                     ])
-                    try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
-                        message: "this device (\(peerID?.shortID ?? "no certificate")) is not paired with the host it reached; pair them first with `handoff pair` (or `handoff trust add`)").frame)
+                    if frame.kind == .fetch {
+                        try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
+                            message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame)
+                    }
                     return
                 }
-            } else if frame.kind == .hello {
-                connection.gate?.authenticate()
-            } else if let peerID, await !agent.isPaired(peerID) {
-                // Unpaired while this connection was open (the agent keeps connections between
-                // continuations): no frame it sends or had buffered (fetch, open, streamOpen,
-                // continued, keys) is acted on; a fetch is told why.
-                logger.info("refused a frame from a device no longer paired", metadata: [
-                    "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
-                ])
-                if frame.kind == .fetch {
-                    try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
-                        message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame)
-                }
-                return
-            }
-            let peerName = trustedName ?? remote
-            switch machine.received(frame) {
-            case .send(let frames):
-                try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
-            case .lookUp(let request):
-                // A connection may carry many fetches over a long time (the continuing agent keeps
-                // it for the next one): how to answer (the faults set now) is asked for each, as
-                // the pairing is, for every frame, above.
-                let answering = await agent.fetchAnswering(on: connection, logger: logger)
-                guard answering.servesConnection else { return }
-                let action: SourceSessionStateMachine.Action
-                switch try await answering.lookUp(request) {
-                case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: agent.wallClock())
-                case .failure(let error): action = machine.lookUpFailed(error)
-                }
-                guard case .send(let frames) = action else { return }
-                logger.info("serving fetch", metadata: [
-                    "handoff.remote": "\(remote)", "handoff.id": "\(request.activityID)",
-                    "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
-                ])
-                try await answering.send(frames, answering: request)
-            case .notifyContinued(let request):
-                // The connection stays open: the continuing agent may reuse it for its next fetch.
-                await agent.activityWasContinued(request, by: peerName)
-            case .receiveOpen(let request):
-                try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
-                                                  peer: peerName, device: peerID, agent: agent)
-                return
-            case .openStreams(let request):
-                let relay = agent.streamRelays.make()
-                defer {
-                    relay.directionEnded(nil)  // done already, unless the app never took the streams
-                    agent.streamRelays.finished()
-                }
-                switch await agent.awaitStreamApp(request, peer: connection.splice, relay: relay) {
-                case .failure(let error):
-                    try await connection.outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
-                case .success:
-                    // The app's session has joined this connection's splice with its own and sent
-                    // `streamAccepted`: stream frames now go between the two connections on the
-                    // event loops. The connection stays until both directions have ended (or one
-                    // side has gone away).
-                    relay.onDone(close: connection.close)
-                    await relay.waitUntilDone(ownConnectionClosed: { connection.splice.isClosed })
-                }
-                return
-            case .pair(let name, let commitment):
-                try await PairingSession.respond(name: name, commitment: commitment, inbound: &inbound, connection: connection, agent: agent)
-                return
-            case .exchangeKeys(let key):
-                guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID, certificateDER: connection.peerIdentity?.certificateDER) else { return }
-                try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
-            case .subscribeAdvertisements:
-                // A paired device that knows this one by address: the record now, then each new one.
-                let records = agent.advertisementFeed.subscribe()
-                let outbound = connection.outbound
-                logger.info("peer subscribed to the advertisement", metadata: ["handoff.remote": "\(remote)", "handoff.peer": "\(peerName)"])
-                pushing = Task {
-                    for await record in records {
-                        do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
+                let peerName = trustedName ?? remote
+                switch machine.received(frame) {
+                case .send(let frames):
+                    try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
+                case .lookUp(let request):
+                    // A connection may carry many fetches over a long time (the continuing agent keeps
+                    // it for the next one): how to answer (the faults set now) is asked for each, as
+                    // the pairing is, for every frame, above.
+                    let answering = await agent.fetchAnswering(on: connection, logger: logger)
+                    guard answering.servesConnection else { return }
+                    let action: SourceSessionStateMachine.Action
+                    switch try await answering.lookUp(request) {
+                    case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: agent.wallClock())
+                    case .failure(let error): action = machine.lookUpFailed(error)
                     }
+                    guard case .send(let frames) = action else { return }
+                    logger.info("serving fetch", metadata: [
+                        "handoff.remote": "\(remote)", "handoff.id": "\(request.activityID)",
+                        "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
+                    ])
+                    try await answering.send(frames, answering: request)
+                case .notifyContinued(let request):
+                    // The connection stays open: the continuing agent may reuse it for its next fetch.
+                    await agent.activityWasContinued(request, by: peerName)
+                case .receiveOpen(let request):
+                    try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
+                                                      peer: peerName, device: peerID, agent: agent)
+                    return
+                case .openStreams(let request):
+                    let relay = agent.streamRelays.make()
+                    defer {
+                        relay.directionEnded(nil)  // done already, unless the app never took the streams
+                        agent.streamRelays.finished()
+                    }
+                    switch await agent.awaitStreamApp(request, peer: connection.splice, relay: relay) {
+                    case .failure(let error):
+                        try await connection.outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
+                    case .success:
+                        // The app's session has joined this connection's splice with its own and sent
+                        // `streamAccepted`: stream frames now go between the two connections on the
+                        // event loops. The connection stays until both directions have ended (or one
+                        // side has gone away).
+                        relay.onDone(close: connection.close)
+                        await relay.waitUntilDone(ownConnectionClosed: { connection.splice.isClosed })
+                    }
+                    return
+                case .pair(let name, let commitment):
+                    try await PairingSession.respond(name: name, commitment: commitment, inbound: &inbound, connection: connection, agent: agent)
+                    return
+                case .exchangeKeys(let key):
+                    guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID, certificateDER: connection.peerIdentity?.certificateDER) else { return }
+                    try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
+                case .subscribeAdvertisements:
+                    // A paired device that knows this one by address: the record now, then each new one.
+                    let records = agent.advertisementFeed.subscribe()
+                    let outbound = connection.outbound
+                    logger.info("peer subscribed to the advertisement", metadata: ["handoff.remote": "\(remote)", "handoff.peer": "\(peerName)"])
+                    children.addTask {
+                        for await record in records {
+                            do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
+                        }
+                    }
+                case .sendAndClose(let frames, let reason):
+                    try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
+                    logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])
+                    return
                 }
-            case .sendAndClose(let frames, let reason):
-                try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
-                logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])
-                return
+                next = try await inbound.next()
             }
-            next = try await inbound.next()
         }
     }
 }
