@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-import HandoffConfiguration
 import HandoffCore
 import HandoffTrust
 
@@ -28,10 +27,7 @@ extension Agent {
                 reachedByAddress: peer?.via == .address, addresses: peer?.addresses ?? [], port: peer.map { Int($0.port) },
                 reachable: peer.map { directory.isReachable($0) } ?? false, probe: .notTried, clockAheadMilliseconds: peer == nil ? nil : ahead)
             // Probed where DNS-SD or the subscription put it, else at its first stored address.
-            let stored = paired.addresses.first.map {
-                PeerEndpoint(host: $0.host, port: $0.port ?? AgentConfiguration.defaultPort, expectedIdentity: paired.deviceID.bytes)
-            }
-            pending.append((device, peer?.endpoint ?? stored))
+            pending.append((device, peer?.endpoint ?? paired.storedEndpoints.first))
         }
         let devices = await withTaskGroup(of: (Int, AgentDiagnosis.ProbeOutcome).self) { group in
             for (index, entry) in pending.enumerated() {

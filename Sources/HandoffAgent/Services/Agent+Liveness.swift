@@ -1,4 +1,3 @@
-import HandoffConfiguration
 import HandoffCore
 import HandoffTrust
 import Logging
@@ -37,18 +36,16 @@ extension Agent {
                                                generation: resolveGenerations[deviceID] ?? 0, subscribes: false)
         }
         for device in trust.devices where targets[device.deviceID] == nil && !device.addresses.isEmpty {
-            let endpoints = device.addresses.map {
-                PeerEndpoint(host: $0.host, port: $0.port ?? AgentConfiguration.defaultPort, expectedIdentity: device.deviceID.bytes)
-            }
-            targets[device.deviceID] = LivenessTarget(deviceID: device.deviceID, name: device.name, endpoints: endpoints, generation: 0, subscribes: true)
+            targets[device.deviceID] = LivenessTarget(deviceID: device.deviceID, name: device.name, endpoints: device.storedEndpoints,
+                                                      generation: 0, subscribes: true)
         }
         return targets
     }
 
-    /// This device's advertising key now, with the devices paired now, read together
-    /// (``LivenessService`` tells them a rotated key).
-    public func advertisingKeyAndPairedDevices() -> (key: AdvertisingKey, paired: Set<DeviceID>) {
-        (trust.ownAdvertisingKey, Set(trust.devices.map(\.deviceID)))
+    /// ``livenessTargets()`` with this device's advertising key, read together: a key rotated
+    /// for an unpairing is told only to devices still paired (``LivenessService``).
+    public func livenessSnapshot() -> (targets: [DeviceID: LivenessTarget], advertisingKey: AdvertisingKey) {
+        (livenessTargets(), trust.ownAdvertisingKey)
     }
 
     /// Liveness found a paired device unreachable (its activities are no longer offered) or

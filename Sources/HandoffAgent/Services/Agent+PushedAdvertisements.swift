@@ -1,3 +1,4 @@
+import HandoffConfiguration
 import HandoffCore
 import HandoffDiscovery
 import HandoffTrust
@@ -25,5 +26,13 @@ extension Agent {
                 logger.info("peer gone: no longer reached at its address", metadata: ["handoff.peer": "\(peer.name)"])
             }
         }
+    }
+}
+
+extension PairedDevice {
+    /// Where the device may be reached without DNS-SD: its stored addresses, at port 52123
+    /// (``AgentConfiguration/defaultPort``) when one names none, pinned to its device ID.
+    var storedEndpoints: [PeerEndpoint] {
+        addresses.map { PeerEndpoint(host: $0.host, port: $0.port ?? AgentConfiguration.defaultPort, expectedIdentity: deviceID.bytes) }
     }
 }

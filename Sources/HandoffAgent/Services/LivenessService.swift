@@ -30,8 +30,10 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     private var endpointIndex: [DeviceID: Int] = [:]
     /// Open connections, by attempt, with the device each is pinned to.
     private var connections: [Int: (key: DeviceID, connection: any FrameConnection)] = [:]
-    /// This device's advertising key as the open connections were last told it.
+    /// This device's advertising key as the open connections were last told it, and as the
+    /// last look at the agent found it.
     private var announcedKey: AdvertisingKey?
+    private var currentKey: AdvertisingKey?
     /// Attempts the machine closed before their connection opened.
     private var abandoned: Set<Int> = []
     private var stopped = false
@@ -74,7 +76,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                         if let closing = await perform(action) { group.addTask { await closing.close() } }
                     }
                 }
-                for (connection, frame) in await keyAnnouncements() { group.addTask { try? await connection.send([frame]) } }
+                for (connection, frame) in keyAnnouncements() { group.addTask { try? await connection.send([frame]) } }
                 // Idle fetch connections past their time are closed here too, not only on the next fetch.
                 agent.fetchPool.prune()
                 do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
@@ -87,7 +89,8 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
 
     /// Follows the directory (peers added, gone, resolved afresh), then advances the machine.
     private func step() async -> [Machine.Action] {
-        let current = await agent.livenessTargets()
+        let (current, key) = await agent.livenessSnapshot()
+        currentKey = key
         let now = clock.now
         var actions: [Machine.Action] = []
         for key in machine.keys where current[key] == nil {
@@ -119,13 +122,14 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     /// late), each paired device still watched is told the new key at once on its pinned
     /// connection (`keys`; it answers with its own), so the records sealed with the new key are
     /// read at once rather than after a key probe's back-off.
-    private func keyAnnouncements() async -> [(any FrameConnection, Frame)] {
-        // Read together: a key rotated for an unpairing never goes to the device unpaired.
-        let (key, paired) = await agent.advertisingKeyAndPairedDevices()
+    private func keyAnnouncements() -> [(any FrameConnection, Frame)] {
+        // The key and the targets came from one look at the agent (``step()``): a key rotated
+        // for an unpairing never goes to the device unpaired, which is no longer a target.
+        guard let key = currentKey else { return [] }
         defer { announcedKey = key }
         guard let announcedKey, announcedKey != key else { return [] }
         let frame = PeerMessage.keys(advertisingKey: key.bytes).frame
-        let told = connections.values.filter { paired.contains($0.key) }
+        let told = connections.values.filter { targets[$0.key] != nil }
         logger.info("telling the paired devices this device's new advertising key", metadata: ["handoff.devices": "\(told.count)"])
         return told.map { ($0.connection, frame) }
     }

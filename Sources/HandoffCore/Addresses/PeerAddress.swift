@@ -18,10 +18,7 @@ public struct PeerAddress: Sendable, Hashable, CustomStringConvertible, Comparab
     public var isIPv6: Bool { host.contains(":") }
 
     /// Whether `host` is an address (IPv6, or an IPv4 dotted quad) rather than a name.
-    public var isNumeric: Bool {
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return isIPv6 || (parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && UInt8($0) != nil })
-    }
+    public var isNumeric: Bool { isIPv6 || IPAddressText.isIPv4(host) }
 
     /// The written form: `HOST`, `HOST:PORT`, `[V6]:PORT` or a bare `V6`.
     public var description: String {
