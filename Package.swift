@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "HandoffTrust", targets: ["HandoffTrust"]),
         .library(name: "HandoffTransport", targets: ["HandoffTransport"]),
         .library(name: "HandoffConfiguration", targets: ["HandoffConfiguration"]),
+        .library(name: "HandoffSaved", targets: ["HandoffSaved"]),
         .library(name: "HandoffAgent", targets: ["HandoffAgent"]),
         .library(name: "HandoffKit", targets: ["HandoffKit"]),
         .library(name: "HandoffTestSupport", targets: ["HandoffTestSupport"]),
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
@@ -85,10 +87,16 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // Saved activities and their full-text index (SQLite through GRDB), apart from the agent
+        // so that only what searches links SQLite.
+        .target(
+            name: "HandoffSaved",
+            dependencies: ["HandoffCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .target(
             name: "HandoffAgent",
             dependencies: [
-                "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
+                "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffSaved", "HandoffTransport", "HandoffTrust",
                 .target(name: "CDBus", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -165,6 +173,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffTestSupport"]),
+        .testTarget(name: "HandoffSavedTests", dependencies: ["HandoffSaved", "HandoffCore"]),
         .testTarget(
             name: "HandoffTransportTests",
             dependencies: [

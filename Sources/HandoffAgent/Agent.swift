@@ -115,6 +115,8 @@ public actor Agent {
     public nonisolated var openStreamPairs: Int { streamRelays.open }
     /// Inbox bytes per peer device (`limits.maxInboxBytesPerDevice`).
     public nonisolated let inboxQuota: InboxQuota
+    /// The activities saved for search (`isEligibleForSearch`).
+    public nonisolated let savedActivities: SavedActivities
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
     var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
 
@@ -124,18 +126,21 @@ public actor Agent {
     ///   - security: the device identity and the paired devices.
     ///   - clock: measures every deadline and timer of the agent; a manual clock in tests.
     ///   - wallClock: the date now (activities' expiry, advertisements' timestamps).
+    ///   - savedActivities: the activities saved for search; by default
+    ///     `<stateDirectory>/saved-activities.sqlite`.
     public init(configuration: AgentConfiguration, port: Int, transport: any PeerTransport, logger: Logger,
                 launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock(),
-                wallClock: @escaping @Sendable () -> Date = { Date() }) {
+                wallClock: @escaping @Sendable () -> Date = { Date() }, savedActivities: SavedActivities? = nil) {
         self.init(configuration: LiveConfiguration(configuration), port: port, transport: transport, logger: logger,
-                  launchable: launchable, security: security, clock: clock, wallClock: wallClock)
+                  launchable: launchable, security: security, clock: clock, wallClock: wallClock, savedActivities: savedActivities)
     }
 
     /// An agent on a ``LiveConfiguration`` that others share (handoffd's connector and log handlers).
     public init(configuration live: LiveConfiguration, port: Int, transport: any PeerTransport, logger: Logger,
                 launchable: [LaunchableApp] = [], security: AgentSecurity, clock: any Clock<Duration> = ContinuousClock(),
-                wallClock: @escaping @Sendable () -> Date = { Date() }) {
+                wallClock: @escaping @Sendable () -> Date = { Date() }, savedActivities: SavedActivities? = nil) {
         let configuration = live.value
+        self.savedActivities = savedActivities ?? SavedActivities(path: configuration.stateDirectory + "/" + SavedActivities.fileName)
         self.liveConfiguration = live
         self.clock = clock
         let timeline = AgentTimeline(clock)

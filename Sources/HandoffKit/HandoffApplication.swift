@@ -195,6 +195,13 @@ public actor HandoffApplication {
         _ = try await connection.request(.resign(id: activity.identifier)).get()
     }
 
+    /// Deletes activities this app saved for search (`deleteSaved`); returns how many.
+    func deleteSaved(_ which: ControlRequest.SavedSelection) async throws(HandoffError) -> Int {
+        try await waitUntilConnected()
+        guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
+        return DeleteSavedResult(json: try await connection.request(.deleteSaved(which)).get()).deleted
+    }
+
     // MARK: Events
 
     private enum Work: Sendable {

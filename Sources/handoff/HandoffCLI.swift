@@ -23,7 +23,7 @@ struct HandoffCLI: AsyncParsableCommand {
             """,
         version: "handoff \(HandoffVersion.description)",
         subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Pause.self, Resume.self,
-                      Pair.self, Trust.self, Doctor.self, Fault.self, BrowserHost.self])
+                      Pair.self, Trust.self, Doctor.self, Fault.self, BrowserHost.self, Search.self, Saved.self])
 
     /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
     /// the root parses them wherever they stand, and every subcommand's `@OptionGroup` of
@@ -134,11 +134,18 @@ struct Publish: AsyncParsableCommand {
     var requiredKeys: String?
     @Option(name: .customLong("expires-in"), help: ArgumentHelp("Withdraw the activity after this many seconds.", valueName: "seconds"))
     var expiresIn: Double?
+    @Flag(name: .long, help: "Save it for `handoff search` (isEligibleForSearch); it stays findable after it is resigned, until it expires or is deleted.")
+    var searchable = false
+    @Option(name: .long, help: ArgumentHelp("Keywords for search (comma-separated).", valueName: "a,b"))
+    var keywords: String?
+    @Option(name: .customLong("persistent-id"), help: ArgumentHelp("A stable identifier, to replace or delete the saved activity later.", valueName: "id"))
+    var persistentID: String?
 
     func validate() throws {
         do { _ = try ActivityType(validating: type) } catch { throw ValidationError("--type: \(error)") }
         if let expiresIn, !(expiresIn > 0) { throw ValidationError("--expires-in must be a positive number of seconds") }
         if let webpageURL, URL(string: webpageURL)?.scheme == nil { throw ValidationError("--webpage-url must be an absolute URL such as https://example.com/page") }
+        if persistentID?.isEmpty == true { throw ValidationError("--persistent-id may not be empty") }
     }
 
     func run() async throws {
@@ -155,6 +162,9 @@ struct Publish: AsyncParsableCommand {
             activity.requiredUserInfoKeys = Set(requiredKeys.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
         if let expiresIn { activity.expirationDate = Date().addingTimeInterval(expiresIn) }
+        activity.isEligibleForSearch = searchable
+        activity.keywords = Set((keywords ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        activity.persistentIdentifier = persistentID
         guard let result = try await options.call(.publish(activity), as: PublishResult.self, prettyJSON: false) else { return }
         say(result.id?.uuidString ?? "?")
     }

@@ -131,3 +131,71 @@ struct ControlMessagesTests {
         #expect(!correlator.open(4), "closed: no new requests")
     }
 }
+
+@Suite("Control requests: search and deleteSaved")
+struct SearchControlRequestTests {
+    @Test("search and deleteSaved survive their wire form")
+    func roundTrips() throws {
+        for request in [ControlRequest.search(query: "budget 2026", devices: .all, limit: 7), .deleteSaved(.all),
+                        .deleteSaved(.persistentIdentifiers(["a", "b"]))] {
+            #expect(try ControlRequest(json: request.json) == request)
+        }
+        #expect(try ControlRequest(json: .object(["command": .string("search"), "query": .string("x")])) == .search(query: "x", devices: .local, limit: 20))
+    }
+
+    @Test("bad search and deleteSaved arguments say what to send", arguments: [
+        (#"{"command":"search"}"#, "needs \"query\""),
+        (#"{"command":"search","query":"x","devices":"some"}"#, "\"local\" or \"all\""),
+        (#"{"command":"search","query":"x","limit":0}"#, "from 1 to 100"),
+        (#"{"command":"deleteSaved"}"#, "persistentIdentifiers"),
+        (#"{"command":"deleteSaved","persistentIdentifiers":[]}"#, "persistentIdentifiers"),
+        (#"{"command":"deleteSaved","all":true,"persistentIdentifiers":["a"]}"#, "not both"),
+        (#"{"command":"deleteSaved","persistentIdentifiers":[""]}"#, "non-empty"),
+    ])
+    func refusals(json: String, expected: String) throws {
+        #expect(throws: HandoffError.self) { try ControlRequest(json: try JSONValue(parsing: Array(json.utf8))) }
+        do { _ = try ControlRequest(json: try JSONValue(parsing: Array(json.utf8))) } catch { #expect("\(error)".contains(expected), "\(error)") }
+    }
+}
+
+@Suite("Peer messages: search")
+struct PeerSearchMessageTests {
+    @Test("searchRequest and searchResults survive their frames; the device is left for the asker")
+    func roundTrips() throws {
+        let request = PeerMessage.searchRequest(PeerSearchRequest(query: "lisbon", limit: 5))
+        #expect(try PeerMessage(frame: request.frame) == request)
+        let result = SavedActivity(persistentIdentifier: "p", activityType: "com.example.a", title: "T", webpageURL: URL(string: "https://example.com/x"),
+                                   targetContentIdentifier: "w/1", keywords: ["k"], bundleID: "com.example.a", device: "",
+                                   savedAt: Date(timeIntervalSince1970: 1_800_000_000), expirationDate: Date(timeIntervalSince1970: 1_900_000_000), rank: -1.5)
+        let results = PeerMessage.searchResults([result, result])
+        #expect(try PeerMessage(frame: results.frame) == results)
+    }
+
+    @Test("results past one frame are cut from the worst end, never refused")
+    func resultsFitOneFrame() throws {
+        let big = SavedActivity(persistentIdentifier: nil, activityType: "com.example.a", title: String(repeating: "x", count: 4000), webpageURL: nil,
+                                device: "", savedAt: Date(timeIntervalSince1970: 0))
+        let frame = PeerMessage.searchResults(Array(repeating: big, count: 100)).frame
+        #expect(frame.payload.count <= FrameLimits().maxFrameBytes)
+        guard case .searchResults(let kept) = try PeerMessage(frame: frame) else { Issue.record("not results"); return }
+        #expect(kept.count > 0 && kept.count < 100)
+    }
+
+    @Test("a searchRequest without a query or with a limit out of range is malformed")
+    func refusals() {
+        let empty = Frame(kind: .searchRequest, payload: PropertyListBinaryCoding.encode(["query": .string(""), "limit": .integer(5)]))
+        #expect(throws: FrameError.self) { try PeerMessage(frame: empty) }
+        let huge = Frame(kind: .searchRequest, payload: PropertyListBinaryCoding.encode(["query": .string("x"), "limit": .integer(1000)]))
+        #expect(throws: FrameError.self) { try PeerMessage(frame: huge) }
+    }
+
+    @Test("the searchable text: title, sorted keywords, attribute strings in key order, URL")
+    func searchableText() {
+        var activity = Activity(activityType: ActivityType(rawValue: "com.example.a")!, title: "Title")
+        activity.keywords = ["b", "a"]
+        activity.contentAttributeSet = ["z": .string("last"), "a": .dictionary(["x": .array([.string("first"), .integer(3)])])]
+        activity.webpageURL = URL(string: "https://example.com/p")
+        let text = SearchableText(activity)
+        #expect(text.title == "Title" && text.keywords == "a b" && text.content == "first\nlast" && text.webpageURL == "https://example.com/p")
+    }
+}

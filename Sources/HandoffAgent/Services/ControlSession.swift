@@ -120,6 +120,7 @@ public enum ControlSession {
             }
             do {
                 let id = try await agent.publish(activity, owner: owner)
+                await agent.saveForSearch(activity, bundleID: owner?.identity.bundleID)
                 return .success(PublishResult(id: id))
             } catch { return .failure(error) }
         case .resign(let id):
@@ -166,6 +167,10 @@ public enum ControlSession {
             do { return .success(try await agent.setPaused(paused)) } catch { return .failure(error) }
         case .diagnose:
             return .success(await agent.diagnose())
+        case .search(let query, let devices, let limit):
+            return await agent.search(query, devices: devices, limit: limit).asControlResult
+        case .deleteSaved(let which):
+            return await agent.deleteSaved(which, byApp: await link?.manifest?.identity.bundleID).asControlResult
         case .watch:
             return .failure(.handoffFailed("watch needs a control connection"))
         case .openStreams, .acceptStreams:

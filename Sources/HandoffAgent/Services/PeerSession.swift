@@ -125,6 +125,8 @@ public enum PeerSession {
                             do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
                         }
                     }
+                case .search(let request):
+                    try await connection.outbound.write(await agent.answerSearch(request))
                 case .sendAndClose(let frames, let reason):
                     try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
                     logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])

@@ -27,6 +27,9 @@ public struct SourceSessionStateMachine: Sendable {
         /// A paired peer knows this device by address, not over DNS-SD: send it the
         /// advertisement now and on every change, for as long as the connection lasts.
         case subscribeAdvertisements
+        /// A paired peer searches this device's saved activities: answer with `searchResults` (or
+        /// an error) and keep reading.
+        case search(PeerSearchRequest)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -93,6 +96,8 @@ public struct SourceSessionStateMachine: Sendable {
             guard !subscribed else { return close("a second subscribe on one connection") }
             subscribed = true
             return .subscribeAdvertisements
+        case (.ready, .searchRequest(let request)):
+            return .search(request)
         default:
             return close("unexpected \(frame.kind) frame")
         }

@@ -50,6 +50,10 @@ public enum ControlRequest: Sendable, Equatable {
     case setPaused(Bool)
     /// `diagnose`: what the agent sees for `handoff doctor` (``AgentDiagnosis``).
     case diagnose
+    /// `search`: the saved activities that match a query, here or on every paired device too.
+    case search(query: String, devices: SearchScope, limit: Int)
+    /// `deleteSaved`: deletes saved activities (an app's own only, when an app asks).
+    case deleteSaved(SavedSelection)
 
     /// Where `open` sends: a URL, or a file's name and bytes.
     public enum OpenTarget: Sendable, Equatable {
@@ -91,7 +95,7 @@ public enum ControlRequest: Sendable, Equatable {
     /// The commands an agent knows, as named on the wire.
     public static let commandNames = [
         "status", "peers", "list", "publish", "resign", "continue", "open", "pair", "pairable", "faults", "trustList", "trustAdd",
-        "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose",
+        "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose", "search", "deleteSaved",
     ]
 
     /// The request's name on the wire.
@@ -117,6 +121,8 @@ public enum ControlRequest: Sendable, Equatable {
         case .watch: "watch"
         case .setPaused(let paused): paused ? "pause" : "resume"
         case .diagnose: "diagnose"
+        case .search: "search"
+        case .deleteSaved: "deleteSaved"
         }
     }
 
@@ -166,6 +172,7 @@ public enum ControlRequest: Sendable, Equatable {
             body["result"] = reply.json
         case .openStreams(let id): body["continuationID"] = .string(id.uuidString)
         case .acceptStreams(let id): body["streamID"] = .string(id.uuidString)
+        case .search, .deleteSaved: addSearchArguments(to: &body)
         }
         return .object(body)
     }
@@ -221,6 +228,8 @@ public enum ControlRequest: Sendable, Equatable {
                 throw .handoffFailed("no stream request with that streamID is waiting (it may have timed out)")
             }
             self = .acceptStreams(streamID: id)
+        case "search": self = try Self.search(body)
+        case "deleteSaved": self = .deleteSaved(try Self.savedSelection(body))
         default:
             throw .handoffFailed("unknown command \"\(command)\"; this agent knows \(Self.commandNames.dropLast().joined(separator: ", ")) and \(Self.commandNames.last!)")
         }

@@ -46,6 +46,10 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let subscribe = FrameKind(rawValue: 0x37)
     /// The sender's sealed advertisement: its instance name and TXT record, as DNS-SD carries them.
     public static let advertisement = FrameKind(rawValue: 0x38)
+    /// A paired agent asks for the saved activities that match a query (`handoff search --devices all`).
+    public static let searchRequest = FrameKind(rawValue: 0x50)
+    /// The answer to `searchRequest`: saved activities, best first.
+    public static let searchResults = FrameKind(rawValue: 0x51)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
@@ -54,7 +58,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .controlRequest, .controlResponse,
+        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .searchRequest, .searchResults, .controlRequest, .controlResponse,
     ]
 
     /// What a peer that is not paired may send: the handshake and the pairing exchange.
@@ -83,6 +87,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .pong: "pong"
         case .subscribe: "subscribe"
         case .advertisement: "advertisement"
+        case .searchRequest: "searchRequest"
+        case .searchResults: "searchResults"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

@@ -132,6 +132,10 @@ public enum PeerMessage: Sendable, Hashable {
     /// The sender's sealed advertisement, as it would be on DNS-SD: its instance name (which the
     /// seal covers) and its TXT record.
     case advertisement(instanceName: String, txtRecord: [UInt8])
+    /// Which saved activities match a query (paired agents only).
+    case searchRequest(PeerSearchRequest)
+    /// The saved activities that matched, best first; `device` is left empty for the asker to fill.
+    case searchResults([SavedActivity])
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -200,6 +204,10 @@ public enum PeerMessage: Sendable, Hashable {
             ]))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
+        case .searchRequest(let request):
+            return Frame(kind: .searchRequest, payload: PropertyListBinaryCoding.encode(request.propertyList))
+        case .searchResults(let results):
+            return Frame(kind: .searchResults, payload: PeerSearchResults.payload(results, maxBytes: FrameLimits().maxFrameBytes))
         case .error(let code, let message):
             return Frame(kind: .error, payload: PropertyListBinaryCoding.encode([
                 "code": .integer(Int64(code)), "message": .string(message),
@@ -292,6 +300,10 @@ public enum PeerMessage: Sendable, Hashable {
             }
             guard case .data(let txtRecord)? = fields["txtRecord"], !txtRecord.isEmpty else { throw malformed("missing txtRecord") }
             self = .advertisement(instanceName: instanceName, txtRecord: Array(txtRecord))
+        case .searchRequest:
+            self = .searchRequest(try PeerSearchRequest(fields: fields))
+        case .searchResults:
+            self = .searchResults(try PeerSearchResults.decode(fields))
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")

@@ -53,7 +53,8 @@ final class InMemoryHost: Sendable {
                                           stateDirectory: nil)
         transport = network.transport(identity: identity.proven)
         listener = network.listen(host: host, port: 7000, identity: identity.proven, limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0))
-        agent = Agent(configuration: configuration, port: 7000, transport: transport, logger: quietLogger, security: security, clock: clock)
+        agent = Agent(configuration: configuration, port: 7000, transport: transport, logger: quietLogger, security: security, clock: clock,
+                      savedActivities: SavedActivities(path: nil))
         controlConnections = AsyncStream.makeStream(of: InMemoryPeerConnection.self)
         streamConnections = AsyncStream.makeStream(of: PipeChannels.Served.self)
     }
