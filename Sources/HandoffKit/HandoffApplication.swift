@@ -195,11 +195,23 @@ public actor HandoffApplication {
         _ = try await connection.request(.resign(id: activity.identifier)).get()
     }
 
-    /// Deletes activities this app saved for search (`deleteSaved`); returns how many.
-    func deleteSaved(_ which: ControlRequest.SavedSelection) async throws(HandoffError) -> Int {
+    /// Deletes the activities this app saved for search (`isEligibleForSearch`) with these
+    /// persistent identifiers; never another app's. ``UserActivity/deleteSavedUserActivities(withPersistentIdentifiers:)``
+    /// does the same for the running application.
+    public func deleteSavedUserActivities(withPersistentIdentifiers persistentIdentifiers: [String]) async throws(HandoffError) {
+        guard !persistentIdentifiers.isEmpty else { return }
+        try await deleteSaved(.persistentIdentifiers(persistentIdentifiers))
+    }
+
+    /// Deletes every activity this app saved for search.
+    public func deleteAllSavedUserActivities() async throws(HandoffError) {
+        try await deleteSaved(.all)
+    }
+
+    private func deleteSaved(_ which: ControlRequest.SavedSelection) async throws(HandoffError) {
         try await waitUntilConnected()
         guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
-        return DeleteSavedResult(json: try await connection.request(.deleteSaved(which)).get()).deleted
+        _ = try await connection.request(.deleteSaved(which)).get()
     }
 
     // MARK: Events

@@ -5,10 +5,10 @@ extension UserActivity {
 
     /// Deletes the activities this app saved for search (`isEligibleForSearch`) with these
     /// persistent identifiers. Activities other apps saved are never touched. The running
-    /// ``HandoffApplication`` asks its agent.
+    /// ``HandoffApplication`` asks its agent (``HandoffApplication/deleteSavedUserActivities(withPersistentIdentifiers:)``
+    /// names the application, for a process that runs more than one).
     public static func deleteSavedUserActivities(withPersistentIdentifiers persistentIdentifiers: [String]) async throws(HandoffError) {
-        guard !persistentIdentifiers.isEmpty else { return }
-        _ = try await HandoffApplication.running().deleteSaved(.persistentIdentifiers(persistentIdentifiers))
+        try await HandoffApplication.running().deleteSavedUserActivities(withPersistentIdentifiers: persistentIdentifiers)
     }
 
     /// NSUserActivity's callback form of ``deleteSavedUserActivities(withPersistentIdentifiers:)``,
@@ -24,7 +24,7 @@ extension UserActivity {
 
     /// Deletes every activity this app saved for search.
     public static func deleteAllSavedUserActivities() async throws(HandoffError) {
-        _ = try await HandoffApplication.running().deleteSaved(.all)
+        try await HandoffApplication.running().deleteAllSavedUserActivities()
     }
 
     /// NSUserActivity's callback form of ``deleteAllSavedUserActivities()``, as Apple declares it:

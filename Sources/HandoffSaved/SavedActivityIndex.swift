@@ -82,6 +82,8 @@ public final class SavedActivityIndex: Sendable {
         let owner = bundleID ?? ""
         let maximumCount = maximumCount
         try await database.write { db in
+            // What expired goes first: expiry is honoured on disk too, not only in results.
+            try db.execute(sql: "DELETE FROM saved WHERE expiresAt IS NOT NULL AND expiresAt <= ?", arguments: [now.timeIntervalSince1970])
             try db.execute(sql: "DELETE FROM saved WHERE owner = ? AND (activityID = ? OR (persistentIdentifier IS NOT NULL AND persistentIdentifier = ?))",
                            arguments: [owner, activity.id.uuidString, activity.persistentIdentifier])
             try db.execute(sql: """

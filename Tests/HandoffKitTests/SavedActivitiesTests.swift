@@ -11,7 +11,7 @@ struct SavedActivitiesTests {
         func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool { false }
     }
 
-    @Test("deleteSavedUserActivities(withPersistentIdentifiers:) and deleteAllSavedUserActivities() delete only this app's")
+    @Test("deleteSavedUserActivities(withPersistentIdentifiers:) and deleteAllSavedUserActivities() delete only the app's own")
     func appDeletesItsOwn() async throws {
         let host = try await AgentHarness.start(name: "solo")
         let manifest = AppManifest(bundleID: "com.example.notes", teamID: "TEAM1", activityTypes: [ActivityType(rawValue: "com.example.notes.edit")!])
@@ -24,7 +24,7 @@ struct SavedActivitiesTests {
                 try await host.agent.search("note", devices: .local, limit: 20).get().results.compactMap(\.title).sorted()
             }
             for (n, id) in ["n1", "n2", "n3"].enumerated() {
-                let activity = UserActivity(activityType: "com.example.notes.edit")
+                let activity = UserActivity(activityType: "com.example.notes.edit", application: app)
                 activity.title = "Note \(n + 1)"
                 activity.isEligibleForSearch = true
                 activity.persistentIdentifier = id
@@ -36,9 +36,11 @@ struct SavedActivitiesTests {
             await host.agent.saveForSearch(other, bundleID: nil)
             #expect(try await titles() == ["Note 1", "Note 2", "Note 3", "Note from the CLI"])
 
-            try await UserActivity.deleteSavedUserActivities(withPersistentIdentifiers: ["n1"])
+            try await app.deleteSavedUserActivities(withPersistentIdentifiers: ["n1"])
             #expect(try await titles() == ["Note 2", "Note 3", "Note from the CLI"])
-            await withCheckedContinuation { done in UserActivity.deleteAllSavedUserActivities { done.resume() } }
+            // (UserActivity's class methods call these on the running application: a global, which
+            // other suites running in parallel would race for.)
+            try await app.deleteAllSavedUserActivities()
             #expect(try await titles() == ["Note from the CLI"], "the app deletes only what it saved")
             group.cancelAll()
         }

@@ -89,6 +89,11 @@ final class SavedActivityIndexTests: XCTestCase {
         let deleted = try await index.deleteExpired(now: now.addingTimeInterval(61))
         let count = try await index.count()
         XCTAssertEqual([deleted, count], [1, 0])
+        // A save removes what expired by then.
+        try await index.save(activity("Short", expires: now.addingTimeInterval(5)), bundleID: nil, at: now)
+        try await index.save(activity("Later"), bundleID: nil, at: now.addingTimeInterval(10))
+        let left = try await index.count()
+        XCTAssertEqual(left, 1)
     }
 
     func testAnAppDeletesOnlyItsOwnAndTheUserDeletesAny() async throws {
