@@ -135,6 +135,7 @@ def chromium_binary():
 
 
 def main():
+    os.makedirs(directory, exist_ok=True)
     profile = os.path.join(directory, "profile")
     install_native_host(profile)
     base = serve_pages()
@@ -167,11 +168,13 @@ def main():
 
     step = 1
     while True:
-        path = os.path.join(directory, f"step-{step}.json")
-        if not os.path.exists(path):
+        if browser.process.poll() is not None:
+            sys.exit(f"lab-browser-chromium: Chromium exited ({browser.process.returncode}); see {directory}/chromium.log")
+        try:
+            order = json.load(open(os.path.join(directory, f"step-{step}.json")))
+        except (OSError, ValueError):  # not there yet, or still being written (by hand)
             time.sleep(0.02)
             continue
-        order = json.load(open(path))
         answer = {"ok": True}
         if order["do"] == "navigate":
             browser.call("Page.navigate", {"url": order["url"]}, session)
