@@ -18,12 +18,7 @@ final class BrowserHostOnHostsTests: LabTestCase {
 
     /// Writes a step for the extension's stand-in and waits for the host's answers.
     func step(_ directory: String, _ number: Int, _ messages: [[String: Any]]) throws -> [[String: Any]] {
-        let data = try JSONSerialization.data(withJSONObject: messages)
-        try data.write(to: URL(fileURLWithPath: "\(directory)/step-\(number).json.tmp"))
-        try FileManager.default.moveItem(atPath: "\(directory)/step-\(number).json.tmp", toPath: "\(directory)/step-\(number).json")
-        let answer = "\(directory)/answer-\(number).json"
-        try lab.waitUntil("the host's answers to step \(number)", timeout: 10) { FileManager.default.fileExists(atPath: answer) }
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: answer))) as? [[String: Any]])
+        try XCTUnwrap(lab.exchangeStep(directory, number, messages) as? [[String: Any]])
     }
 
     func testThePageIsListedOnThePeerAndContinuingOpensExactlyItsURL() throws {
