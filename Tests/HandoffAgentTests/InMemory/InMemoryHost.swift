@@ -28,6 +28,19 @@ final class InMemoryHost: Sendable {
         return PairedDevice(deviceID: identity.deviceID, name: name, advertisingKey: advertisingKey, publicKey: identity.publicKey)
     }
 
+    /// alpha (10.0.0.1) and bravo (10.0.0.2) on `network`, paired with each other, each knowing
+    /// the other's advertising key; `configureAlpha` changes alpha's configuration.
+    static func pairedAlphaAndBravo(on network: InMemoryNetwork, configureAlpha: (inout AgentConfiguration) -> Void = { _ in })
+        -> (alpha: InMemoryHost, bravo: InMemoryHost)
+    {
+        let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
+        let alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [device("bravo", advertisingKey: keys.bravo)],
+                                 advertisingKey: keys.alpha, configure: configureAlpha)
+        let bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [device("alpha", advertisingKey: keys.alpha)],
+                                 advertisingKey: keys.bravo)
+        return (alpha, bravo)
+    }
+
     /// The advertising key the agent started with (paired hosts made after it know it).
     let advertisingKey: AdvertisingKey
     /// Apps' connections to the control socket, for ``serve()``.

@@ -90,11 +90,7 @@ struct InMemoryPeerFlowTests {
     @Test("bravo's liveness probes reach alpha; once alpha's host goes away, alpha becomes unreachable and offers nothing")
     func liveness() async throws {
         let network = InMemoryNetwork()
-        let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
-        let alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [InMemoryHost.device("bravo", advertisingKey: keys.bravo)],
-                                 advertisingKey: keys.alpha)
-        let bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [InMemoryHost.device("alpha", advertisingKey: keys.alpha)],
-                                 advertisingKey: keys.bravo)
+        let (alpha, bravo) = InMemoryHost.pairedAlphaAndBravo(on: network)
         let timing = PeerLiveness<DeviceID, ManualClock.Instant>.Timing(interval: .seconds(1), timeout: .seconds(2))
         let probes = ProbeCounter(bravo.transport)
         let service = LivenessService(agent: bravo.agent, connector: probes, clock: bravo.clock, timing: timing, logger: quietLogger)
@@ -132,13 +128,9 @@ struct InMemoryPeerFlowTests {
     @Test("bravo opens a URL, then sends a file, in alpha's notes app: the app gets both")
     func open() async throws {
         let network = InMemoryNetwork()
-        let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
         let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("handoff-inmemory-inbox-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: inbox) }
-        let alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [InMemoryHost.device("bravo", advertisingKey: keys.bravo)],
-                                 advertisingKey: keys.alpha, configure: { $0.inboxDirectory = inbox })
-        let bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [InMemoryHost.device("alpha", advertisingKey: keys.alpha)],
-                                 advertisingKey: keys.bravo)
+        let (alpha, bravo) = InMemoryHost.pairedAlphaAndBravo(on: network) { $0.inboxDirectory = inbox }
         let notes = AppRecorder()
         let notesApp = alpha.app(NotesApp.manifest, delegate: notes)
         try await InMemoryLab.run([alpha, bravo]) {

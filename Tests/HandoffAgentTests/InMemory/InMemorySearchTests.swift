@@ -43,12 +43,7 @@ struct InMemorySearchTests {
 
     @Test("--devices all: bravo finds alpha's saved activity, named by the name bravo stored when pairing; a query with no word is a clear error")
     func searchesPairedDevices() async throws {
-        let network = InMemoryNetwork()
-        let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
-        let alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [InMemoryHost.device("bravo", advertisingKey: keys.bravo)],
-                                 advertisingKey: keys.alpha)
-        let bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [InMemoryHost.device("alpha", advertisingKey: keys.alpha)],
-                                 advertisingKey: keys.bravo)
+        let (alpha, bravo) = InMemoryHost.pairedAlphaAndBravo(on: InMemoryNetwork())
         try await InMemoryLab.run([alpha, bravo]) {
             _ = try await ControlSession.execute(.publish(Self.searchable("Trip to Lisbon", persistentID: "trip")), agent: alpha.agent).get()
             _ = try await ControlSession.execute(.publish(Self.searchable("Lisbon restaurants")), agent: bravo.agent).get()
