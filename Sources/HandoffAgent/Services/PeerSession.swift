@@ -125,6 +125,9 @@ public enum PeerSession {
                             do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
                         }
                     }
+                case .serveClipboard(let itemID):
+                    try await ClipboardTransfer.serve(itemID, to: connection.outbound, peer: peerName, agent: agent, logger: logger)
+                    return
                 case .sendAndClose(let frames, let reason):
                     try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
                     logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])

@@ -27,6 +27,8 @@ public struct SourceSessionStateMachine: Sendable {
         /// A paired peer knows this device by address, not over DNS-SD: send it the
         /// advertisement now and on every change, for as long as the connection lasts.
         case subscribeAdvertisements
+        /// A paired peer asks for the contents of our clipboard item: send them, then close.
+        case serveClipboard(itemID: UUID)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -84,6 +86,9 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready, .pairing(.request(let name, let commitment))):
             state = .closed
             return .pair(name: name, commitment: commitment)
+        case (.ready, .clipboardFetch(let itemID)):
+            state = .closed
+            return .serveClipboard(itemID: itemID)
         case (.ready, .keys(let key)):
             return .exchangeKeys(key)
         case (.ready, .ping(let sequence)):

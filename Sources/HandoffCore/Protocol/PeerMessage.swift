@@ -132,6 +132,10 @@ public enum PeerMessage: Sendable, Hashable {
     /// The sender's sealed advertisement, as it would be on DNS-SD: its instance name (which the
     /// seal covers) and its TXT record.
     case advertisement(instanceName: String, txtRecord: [UInt8])
+    /// Send me the contents of your clipboard item (after hello, on a connection of its own).
+    case clipboardFetch(itemID: UUID)
+    /// The clipboard item asked for; its bytes follow as ``streamData(_:)``, then ``streamEnd``.
+    case clipboardItem(ClipboardItemInfo)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -198,6 +202,10 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .advertisement, payload: PropertyListBinaryCoding.encode([
                 "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
             ]))
+        case .clipboardFetch(let itemID):
+            return Frame(kind: .clipboardFetch, payload: PropertyListBinaryCoding.encode(["itemID": .uuid(itemID)]))
+        case .clipboardItem(let item):
+            return Frame(kind: .clipboardItem, payload: PropertyListBinaryCoding.encode(item.propertyList))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -292,6 +300,12 @@ public enum PeerMessage: Sendable, Hashable {
             }
             guard case .data(let txtRecord)? = fields["txtRecord"], !txtRecord.isEmpty else { throw malformed("missing txtRecord") }
             self = .advertisement(instanceName: instanceName, txtRecord: Array(txtRecord))
+        case .clipboardFetch:
+            guard case .uuid(let itemID)? = fields["itemID"] else { throw malformed("missing itemID") }
+            self = .clipboardFetch(itemID: itemID)
+        case .clipboardItem:
+            guard let item = ClipboardItemInfo(propertyList: fields) else { throw malformed("needs mimeType, size and sha256") }
+            self = .clipboardItem(item)
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")
