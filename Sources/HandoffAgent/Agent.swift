@@ -119,6 +119,8 @@ public actor Agent {
     nonisolated let clipboardSpool: ClipboardSpool
     /// The paired devices' clipboard items, and when each was first seen (`handoff paste`).
     var clipboardSightings = ClipboardSightings()
+    /// The SHA-256 of what `clipboard.sync` last put on the desktop clipboard: not offered back.
+    var clipboardLastPut: String?
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
     var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
 

@@ -61,7 +61,7 @@ extension Agent {
     func noticeClipboardItems() {
         let advertised = directory.all.filter { $0.deviceID != nil && directory.isReachable($0) }
             .compactMap { peer in peer.advertisement.clipboard.map { (itemID: $0, peer: peer.name) } }
-        clipboardSightings.observe(advertised, at: wallClock())
+        syncIn(clipboardSightings.observe(advertised, at: wallClock()))
     }
 
     /// The item `handoff paste` takes: the newest of any reachable paired device, or of `from`;

@@ -45,6 +45,16 @@ struct ClipboardSpool: Sendable {
         return fd
     }
 
+    /// An unnamed file for reading and writing (a command's output): created, then unlinked.
+    func scratch() throws(HandoffError) -> Int32 {
+        try prepareDirectoryOnce()
+        let path = path(UUID())
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .handoffFailed("cannot create a file in \(directory): \(String(cString: strerror(errno)))") }
+        unlink(path)
+        return fd
+    }
+
     /// Item `id`'s file, open for reading.
     func openForReading(_ id: UUID) throws(HandoffError) -> Int32 {
         let fd = open(path(id), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)

@@ -53,6 +53,28 @@ enum ClipboardTransfer {
             try await cli.write(ControlProtocol.response(.failure(error), requestID: requestID))
             return
         }
+        var answered = false
+        do {
+            try await fetch(itemID, from: peer, agent: agent, limit: agent.configuration.clipboard.maxBytes) { item in
+                try await cli.write(ControlProtocol.response(.success(PasteHeader(item: item, peer: peer.name).json), requestID: requestID))
+                answered = true
+                return true
+            } onBytes: { bytes in
+                try await cli.write(Frame(kind: .streamData, payload: bytes))
+            }
+            try await cli.write(ControlByteStream.end)
+        } catch {
+            let failure = error as? HandoffError ?? .handoffFailed("the control connection failed: \(error)")
+            try await cli.write(answered ? ControlByteStream.failure(failure) : ControlProtocol.response(.failure(failure), requestID: requestID))
+        }
+    }
+
+    /// Fetches clipboard item `itemID` from `peer` on a new connection: `onHeader` gets its
+    /// description (within `limit` bytes) and says whether to go on, `onBytes` each piece of its
+    /// bytes as they arrive. Returns once every byte arrived and their SHA-256 matched the
+    /// description's; throws what went wrong otherwise (4609 when the device went away).
+    static func fetch(_ itemID: UUID, from peer: PeerRecord, agent: Agent, limit: Int,
+                      onHeader: (ClipboardItemInfo) async throws -> Bool, onBytes: ([UInt8]) async throws -> Void) async throws(HandoffError) {
         let configuration = agent.configuration
         let connection: any PeerStreamConnection
         do {
@@ -60,22 +82,18 @@ enum ClipboardTransfer {
                 to: peer.endpoint, limits: ContinuationStreamSession.peerLimits,
                 options: PeerStreamOptions(idleTimeout: configuration.limits.fetchTimeout))
         } catch {
-            let gone = HandoffError.connectionUnavailable("cannot reach \(peer.name), which offers the clipboard item: \(error)")
-            try await cli.write(ControlProtocol.response(.failure(gone), requestID: requestID))
-            return
+            throw .connectionUnavailable("cannot reach \(peer.name), which offers the clipboard item: \(error)")
         }
-        var answered = false
         do {
             try await connection.executeThenClose { inbound, outbound in
                 try await outbound.write(contentsOf: [PeerMessage.hello(agent.hello).frame, PeerMessage.clipboardFetch(itemID: itemID).frame])
                 var frames = inbound.makeAsyncIterator()
-                let item = try await header(from: &frames, peer: peer.name, limit: configuration.clipboard.maxBytes, configurationName: configuration.name)
-                try await cli.write(ControlProtocol.response(.success(PasteHeader(item: item, peer: peer.name).json), requestID: requestID))
-                answered = true
+                let item = try await header(from: &frames, peer: peer.name, limit: limit, configurationName: configuration.name)
+                guard try await onHeader(item) else { return }
                 var stream = ControlByteStream(limit: item.size, tooLarge: .handoffFailed("\(peer.name) sent more than the \(item.size) bytes it announced"))
                 while let frame = try await frames.next() {
                     guard let bytes = try stream.accept(frame) else { break }
-                    try await cli.write(Frame(kind: .streamData, payload: bytes))
+                    try await onBytes(bytes)
                 }
                 guard stream.isComplete, stream.count == item.size else {
                     throw HandoffError.connectionUnavailable("\(peer.name) went away after \(stream.count) of \(item.size) bytes; nothing was pasted")
@@ -83,11 +101,9 @@ enum ClipboardTransfer {
                 guard stream.sha256 == item.sha256 else {
                     throw HandoffError.handoffFailed("the bytes from \(peer.name) do not match the item's SHA-256; nothing was pasted")
                 }
-                try await cli.write(ControlByteStream.end)
             }
         } catch {
-            let failure = error as? HandoffError ?? .connectionUnavailable("the connection to \(peer.name) failed: \(error); nothing was pasted")
-            try await cli.write(answered ? ControlByteStream.failure(failure) : ControlProtocol.response(.failure(failure), requestID: requestID))
+            throw error as? HandoffError ?? .connectionUnavailable("the connection to \(peer.name) failed: \(error); nothing was pasted")
         }
     }
 
