@@ -19,6 +19,11 @@ struct ClipboardAgentTests {
         return await ClipboardControlSession.receiveCopy(mimeType: "text/plain", size: size, inbound: &frames, agent: agent)
     }
 
+    /// Removes the directory an agent without a state directory spools in (under TMPDIR).
+    func removeSpool(of agent: Agent) {
+        try? FileManager.default.removeItem(atPath: PrivateDirectory.parent(of: agent.clipboardSpool.directory))
+    }
+
     func spooled(_ agent: Agent) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: agent.clipboardSpool.directory)) ?? []
     }
@@ -26,12 +31,14 @@ struct ClipboardAgentTests {
     @Test("publish refuses the reserved clipboard type")
     func reservedType() async {
         let agent = makeAgent()
+        defer { removeSpool(of: agent) }
         await #expect(throws: HandoffError.self) { try await agent.publish(Activity(activityType: .clipboard)) }
     }
 
     @Test("a copy is offered beside the current activity; a newer copy replaces it and deletes its bytes")
     func replace() async throws {
         let agent = makeAgent()
+        defer { removeSpool(of: agent) }
         let note = try await agent.publish(Activity(activityType: Sample.notesEdit, title: "Note"))
         let first = CopyResult(json: try await copy(Array("one".utf8), on: agent).get())
         #expect(first.item == ClipboardItemInfo(mimeType: "text/plain", size: 3, sha256: ContentDigest.hex(of: Array("one".utf8))))
@@ -52,6 +59,7 @@ struct ClipboardAgentTests {
     @Test("an item over clipboard.maxBytes is refused and the item offered before stays")
     func tooLarge() async throws {
         let agent = makeAgent { $0.clipboard.maxBytes = 4 }
+        defer { removeSpool(of: agent) }
         let kept = CopyResult(json: try await copy([1, 2, 3], on: agent).get())
         let announced = await copy([1, 2, 3, 4, 5], on: agent, size: 5)
         #expect(announced.error?.code == .userActivityHandoffUserInfoTooLarge)
@@ -65,6 +73,7 @@ struct ClipboardAgentTests {
     @Test("an item expires after clipboard.expiry, and its bytes go with it")
     func expiry() async throws {
         let agent = makeAgent { $0.clipboard.expiry = .seconds(120) }
+        defer { removeSpool(of: agent) }
         let item = CopyResult(json: try await copy([9], on: agent).get())
         await agent.expireActivities(now: Date().addingTimeInterval(100))
         #expect(spooled(agent).count == 1)
@@ -76,6 +85,7 @@ struct ClipboardAgentTests {
     @Test("paste without an item says what to do")
     func nothingToPaste() async {
         let agent = makeAgent()
+        defer { removeSpool(of: agent) }
         let none = await agent.clipboardItemToPaste(from: nil)
         #expect(none.error?.message == "no clipboard item from a paired device in the last two minutes; run `handoff copy` on the other host")
         #expect(await agent.clipboardItemToPaste(from: "h9").error?.code == .userActivityConnectionUnavailable)
