@@ -117,6 +117,12 @@ public actor Agent {
     public nonisolated let inboxQuota: InboxQuota
     /// The activities saved for search (`isEligibleForSearch`).
     public nonisolated let savedActivities: SavedActivities
+    /// The bytes of this device's clipboard item (`handoff copy`).
+    nonisolated let clipboardSpool: ClipboardSpool
+    /// The paired devices' clipboard items, and when each was first seen (`handoff paste`).
+    var clipboardSightings = ClipboardSightings()
+    /// The SHA-256 of what `clipboard.sync` last put on the desktop clipboard: not offered back.
+    var clipboardLastPut: String?
     /// Peers' stream requests waiting for the source app to accept, by stream ID.
     var pendingStreams: [UUID: (peer: StreamSplice, relay: StreamRelay, continuation: CheckedContinuation<Bool, Never>)] = [:]
 
@@ -179,6 +185,11 @@ public actor Agent {
             limits: Self.fetchLimits(configuration), timeouts: Self.fetchTimeouts(configuration), pool: pool)
         self.dispatcher = ActivityDispatcher(configuration: configuration, logger: logger)
         self.inboxQuota = InboxQuota(limit: configuration.limits.maxInboxBytesPerDevice)
+        // An agent that keeps no state (tests) spools in a directory of its own.
+        self.clipboardSpool = ClipboardSpool(stateDirectory: security.stateDirectory ?? (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/handoff-\(agentID)")
+        if security.stateDirectory != nil {
+            do { try clipboardSpool.prepare() } catch { logger.warning("\(error.message)") }
+        }
     }
 
     /// The sealed advertisement for paired devices that know this one by address (`subscribe`).
@@ -191,6 +202,9 @@ public actor Agent {
 
     /// Makes an activity current here and advertises it; returns its ID. Never replaces another connection's (``AppOwnership``).
     public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) throws(HandoffError) -> UUID {
+        guard !activity.activityType.isClipboard else {
+            throw .handoffFailed("\(ActivityType.clipboard) is reserved for the clipboard: offer an item with `handoff copy`")
+        }
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         refreshAdvertisement()
@@ -201,6 +215,7 @@ public actor Agent {
     public func resign(id: UUID, by connection: UUID? = nil) throws(HandoffError) {
         guard store.mayChange(id, by: connection) else { throw AppOwnership.notYours(id, "resign") }
         guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
+        dropClipboardBytes(of: [activity])
         logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         refreshAdvertisement()
     }
@@ -216,6 +231,7 @@ public actor Agent {
     /// Drops the activities expired at `now` and updates the advertisement.
     public func expireActivities(now: Date) {
         let expired = store.removeExpired(at: now)
+        dropClipboardBytes(of: expired)
         for activity in expired {
             logger.info("activity expired", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         }

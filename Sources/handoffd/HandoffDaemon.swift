@@ -131,6 +131,7 @@ struct HandoffDaemon: AsyncParsableCommand {
             services: [
                 .init(service: agent.background),
                 .init(service: ExpiryService(agent: agent, clock: ContinuousClock())),
+                .init(service: ClipboardSyncService(agent: agent)),
                 .init(service: FrameServerService(server: controlServer, logger: logger) { try await ControlSession.serve($0, agent: agent) }),
                 .init(service: FrameServerService(server: peerServer, logger: logger) { try await PeerSession.serve($0, agent: agent, logger: sessionLogger) }),
                 .init(service: browser),

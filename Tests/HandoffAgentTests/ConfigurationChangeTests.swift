@@ -40,6 +40,10 @@ struct ConfigurationChangeTests {
         ("appsDirectory", #""/srv/apps""#),
         ("security.pairingTimeout", "60"),
         ("security.urlSchemes", #"["https"]"#),
+        ("clipboard.maxBytes", "10"),
+        ("clipboard.expiry", "30"),
+        ("clipboard.sync", "true"),
+        ("clipboard.syncMaxBytes", "10"),
     ]
 
     /// One value other than the default for every key that needs a restart.

@@ -40,7 +40,8 @@ struct AdvertisementSealing: Sendable {
         let current = paused ? nil : store.current(at: now).map {
             ActivityAdvertisement.Current(id: $0.id, activityType: $0.activityType, title: $0.title, teamID: store.owner(of: $0.id)?.identity.teamID)
         }
-        let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: name)
+        let clipboard = paused ? nil : store.clipboardItem(at: now)?.id
+        let plaintext = ActivityAdvertisement(agentID: agentID, sequence: store.sequence, current: current, name: name, clipboard: clipboard)
             .txtRecord(maximumSize: SealedAdvertisement.maximumPlaintextBytes)
         return SealInput(plaintext: plaintext, pairingName: pairingOpen ? name : nil, key: key, instanceName: instanceName)
     }

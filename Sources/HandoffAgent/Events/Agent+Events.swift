@@ -12,6 +12,7 @@ extension Agent {
 
     /// Shows the directory's offers and reachable peers to ``offerWatch`` and publishes what changed.
     func noticeOffers() {
+        noticeClipboardItems()
         events.publish(offerWatch.observe(offered: directory.offered, reachablePeers: directory.reachablePeerNames, at: wallClock()))
     }
 

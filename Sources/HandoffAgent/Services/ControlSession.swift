@@ -31,9 +31,16 @@ public enum ControlSession {
         }
         var inbound = connection.inbound.makeAsyncIterator()
         guard let first = try await inbound.next() else { return }
-        if let (_, body) = try? ControlProtocol.decodeRequest(first), let request = try? ControlRequest(json: body), request.startsStreamSession {
-            try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
-            return
+        // A stream pair or a clipboard item's bytes take a connection of their own.
+        if let (_, body) = try? ControlProtocol.decodeRequest(first), let request = try? ControlRequest(json: body) {
+            if request.startsStreamSession {
+                try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
+                return
+            }
+            if request.startsByteStream {
+                try await ClipboardControlSession.serve(request, requestID: body["requestID"], inbound: &inbound, outbound: connection.outbound, agent: agent)
+                return
+            }
         }
         let link = ControlLink(outbound: connection.outbound)
         do {
@@ -173,7 +180,7 @@ public enum ControlSession {
             return await agent.deleteSaved(which, byApp: await link?.manifest?.identity.bundleID).asControlResult
         case .watch:
             return .failure(.handoffFailed("watch needs a control connection"))
-        case .openStreams, .acceptStreams:
+        case .openStreams, .acceptStreams, .copy, .paste:
             return .failure(.handoffFailed("\(request.command) must be the first request on a connection of its own"))
         }
     }

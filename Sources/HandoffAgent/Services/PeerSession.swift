@@ -127,6 +127,9 @@ public enum PeerSession {
                     }
                 case .search(let request):
                     try await connection.outbound.write(await agent.answerSearch(request))
+                case .serveClipboard(let itemID):
+                    try await ClipboardTransfer.serve(itemID, to: connection.outbound, peer: peerName, agent: agent, logger: logger)
+                    return
                 case .sendAndClose(let frames, let reason):
                     try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
                     logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])

@@ -87,9 +87,15 @@ public struct ActivityStore: Sendable {
     /// Every held activity, oldest first.
     public var all: [Activity] { order.compactMap { activities[$0] } }
 
-    /// The most recently published activity that is still offered at `now`.
+    /// The most recently published activity that is still offered at `now`; never a clipboard
+    /// item, which is advertised beside it (``clipboardItem(at:)``).
     public func current(at now: Date) -> Activity? {
-        order.reversed().lazy.compactMap { activities[$0] }.first { $0.isOffered(at: now) }
+        order.reversed().lazy.compactMap { activities[$0] }.first { $0.isOffered(at: now) && !$0.activityType.isClipboard }
+    }
+
+    /// The clipboard item (`handoff copy`) still offered at `now`.
+    public func clipboardItem(at now: Date) -> Activity? {
+        order.reversed().lazy.compactMap { activities[$0] }.first { $0.isOffered(at: now) && $0.activityType.isClipboard }
     }
 
     /// Drops expired activities; returns them.

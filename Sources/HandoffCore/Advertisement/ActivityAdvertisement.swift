@@ -10,7 +10,8 @@ import Foundation
 /// TXT keys: `v` (protocol version), `id` (agent ID), `seq` (sequence number), `name` (the agent's
 /// name, when given), and, when an
 /// activity is current, `aid` (activity ID), `type`, `title` and, when an app published it, `tid`
-/// (the app's team ID). The title is truncated (on a
+/// (the app's team ID), and `cid`, the ID of the device's clipboard item while one is offered
+/// (`handoff copy`). The title is truncated (on a
 /// character boundary) so the whole record stays within ``maximumRecordSize``.
 public struct ActivityAdvertisement: Sendable, Hashable {
     /// The largest TXT record an agent publishes, in bytes.
@@ -38,9 +39,12 @@ public struct ActivityAdvertisement: Sendable, Hashable {
     public var current: Current?
     /// The agent's name (`name`), for people: its DNS-SD instance name is opaque.
     public var name: String?
+    /// The activity ID of the device's clipboard item (`cid`), while one is offered.
+    public var clipboard: UUID?
 
     public init(protocolVersion: Int = PeerHello.supportedVersions.max()!, agentID: String, sequence: UInt64, current: Current?,
-                name: String? = nil) {
+                name: String? = nil, clipboard: UUID? = nil) {
+        self.clipboard = clipboard
         self.protocolVersion = protocolVersion
         self.agentID = agentID
         self.sequence = sequence
@@ -60,6 +64,7 @@ public struct ActivityAdvertisement: Sendable, Hashable {
             Array("seq=\(sequence)".utf8),
         ]
         if let name { strings.append(Array("name=\(TXTRecordEncoding.truncate(name, toUTF8Bytes: 64))".utf8)) }
+        if let clipboard { strings.append(Array("cid=\(clipboard.uuidString)".utf8)) }
         if let current {
             strings.append(Array("aid=\(current.id.uuidString)".utf8))
             strings.append(Array("type=\(current.activityType.rawValue)".utf8))
@@ -94,7 +99,12 @@ public struct ActivityAdvertisement: Sendable, Hashable {
             current = Current(id: aid, activityType: type, title: fields["title"], teamID: teamID)
         }
         let name = fields["name"].flatMap { $0.isEmpty || $0.utf8.count > 64 ? nil : $0 }
-        self.init(protocolVersion: version, agentID: agentID, sequence: sequence, current: current, name: name)
+        var clipboard: UUID?
+        if let cidText = fields["cid"] {
+            guard let cid = UUID(uuidString: cidText) else { throw .malformed("cid is not a UUID") }
+            clipboard = cid
+        }
+        self.init(protocolVersion: version, agentID: agentID, sequence: sequence, current: current, name: name, clipboard: clipboard)
     }
 
     /// Splits TXT rdata into keys (lower-cased) and values. Per RFC 6763 a key's first occurrence

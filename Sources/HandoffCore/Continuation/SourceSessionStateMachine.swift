@@ -30,6 +30,8 @@ public struct SourceSessionStateMachine: Sendable {
         /// A paired peer searches this device's saved activities: answer with `searchResults` (or
         /// an error) and keep reading.
         case search(PeerSearchRequest)
+        /// A paired peer asks for the contents of our clipboard item: send them, then close.
+        case serveClipboard(itemID: UUID)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
     }
@@ -87,6 +89,9 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready, .pairing(.request(let name, let commitment))):
             state = .closed
             return .pair(name: name, commitment: commitment)
+        case (.ready, .clipboardFetch(let itemID)):
+            state = .closed
+            return .serveClipboard(itemID: itemID)
         case (.ready, .keys(let key)):
             return .exchangeKeys(key)
         case (.ready, .ping(let sequence)):

@@ -21,9 +21,9 @@ public enum ControlProtocol {
         return Frame(kind: .controlRequest, payload: JSONValue.object(members).serializedBytes)
     }
 
-    /// A response frame.
-    public static func response(_ result: Result<JSONValue, HandoffError>) -> Frame {
-        Frame(kind: .controlResponse, payload: responseJSON(result).serializedBytes)
+    /// A response frame, with the request's `requestID` when it had one.
+    public static func response(_ result: Result<JSONValue, HandoffError>, requestID: JSONValue? = nil) -> Frame {
+        Frame(kind: .controlResponse, payload: responseJSON(result, requestID: requestID).serializedBytes)
     }
 
     /// A response body: `{"ok": ...}` or `{"error": {...}}`, with the request's `requestID`.

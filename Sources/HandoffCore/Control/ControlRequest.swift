@@ -54,6 +54,13 @@ public enum ControlRequest: Sendable, Equatable {
     case search(query: String, devices: SearchScope, limit: Int)
     /// `deleteSaved`: deletes saved activities (an app's own only, when an app asks).
     case deleteSaved(SavedSelection)
+    /// `copy`: offers a clipboard item to the paired devices; its bytes follow the request as
+    /// stream frames (``startsByteStream``). `size`, when the client knows it, lets the agent
+    /// refuse an item over `clipboard.maxBytes` before any byte is sent.
+    case copy(mimeType: String, size: Int?)
+    /// `paste`: the newest clipboard item of a reachable paired device (or of `from`); its bytes
+    /// follow the answer as stream frames.
+    case paste(from: String?)
 
     /// Where `open` sends: a URL, or a file's name and bytes.
     public enum OpenTarget: Sendable, Equatable {
@@ -95,7 +102,7 @@ public enum ControlRequest: Sendable, Equatable {
     /// The commands an agent knows, as named on the wire.
     public static let commandNames = [
         "status", "peers", "list", "publish", "resign", "continue", "open", "pair", "pairable", "faults", "trustList", "trustAdd",
-        "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose", "search", "deleteSaved",
+        "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose", "search", "deleteSaved", "copy", "paste",
     ]
 
     /// The request's name on the wire.
@@ -123,6 +130,17 @@ public enum ControlRequest: Sendable, Equatable {
         case .diagnose: "diagnose"
         case .search: "search"
         case .deleteSaved: "deleteSaved"
+        case .copy: "copy"
+        case .paste: "paste"
+        }
+    }
+
+    /// Whether the request opens a connection of its own whose bytes travel as stream frames
+    /// after it (`copy`) or after its answer (`paste`).
+    public var startsByteStream: Bool {
+        switch self {
+        case .copy, .paste: true
+        default: false
         }
     }
 
@@ -173,6 +191,11 @@ public enum ControlRequest: Sendable, Equatable {
         case .openStreams(let id): body["continuationID"] = .string(id.uuidString)
         case .acceptStreams(let id): body["streamID"] = .string(id.uuidString)
         case .search, .deleteSaved: addSearchArguments(to: &body)
+        case .copy(let mimeType, let size):
+            body["type"] = .string(mimeType)
+            if let size { body["size"] = .integer(size) }
+        case .paste(let from):
+            if let from { body["from"] = .string(from) }
         }
         return .object(body)
     }
@@ -230,6 +253,19 @@ public enum ControlRequest: Sendable, Equatable {
             self = .acceptStreams(streamID: id)
         case "search": self = try Self.search(body)
         case "deleteSaved": self = .deleteSaved(try Self.savedSelection(body))
+        case "copy":
+            let mimeType = body["type"]?.stringValue ?? ClipboardItemInfo.defaultMimeType
+            if let problem = ClipboardItemInfo.mimeTypeProblem(mimeType) { throw .handoffFailed("copy: \(problem)") }
+            var size: Int?
+            if let value = body["size"], value != .null {
+                guard let number = value.int64Value, number >= 0 else { throw .handoffFailed("copy: \"size\" must be a number of bytes") }
+                size = Int(clamping: number)
+            }
+            self = .copy(mimeType: mimeType, size: size)
+        case "paste":
+            let from = body["from"]?.stringValue
+            if let from, from.isEmpty { throw .handoffFailed("paste: \"from\" must name a paired device, as `handoff peers` shows it") }
+            self = .paste(from: from)
         default:
             throw .handoffFailed("unknown command \"\(command)\"; this agent knows \(Self.commandNames.dropLast().joined(separator: ", ")) and \(Self.commandNames.last!)")
         }

@@ -50,6 +50,11 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let searchRequest = FrameKind(rawValue: 0x50)
     /// The answer to `searchRequest`: saved activities, best first.
     public static let searchResults = FrameKind(rawValue: 0x51)
+    /// A paired agent asks for the contents of a clipboard item (`handoff paste`).
+    public static let clipboardFetch = FrameKind(rawValue: 0x40)
+    /// The source's answer to `clipboardFetch`: the item's type, size and SHA-256; its bytes
+    /// follow as `streamData` frames, then `streamEnd`.
+    public static let clipboardItem = FrameKind(rawValue: 0x41)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
@@ -59,6 +64,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
         .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .searchRequest, .searchResults, .controlRequest, .controlResponse,
+        .clipboardFetch, .clipboardItem,
     ]
 
     /// What a peer that is not paired may send: the handshake and the pairing exchange.
@@ -89,6 +95,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .advertisement: "advertisement"
         case .searchRequest: "searchRequest"
         case .searchResults: "searchResults"
+        case .clipboardFetch: "clipboardFetch"
+        case .clipboardItem: "clipboardItem"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

@@ -136,6 +136,10 @@ public enum PeerMessage: Sendable, Hashable {
     case searchRequest(PeerSearchRequest)
     /// The saved activities that matched, best first; `device` is left empty for the asker to fill.
     case searchResults([SavedActivity])
+    /// Send me the contents of your clipboard item (after hello, on a connection of its own).
+    case clipboardFetch(itemID: UUID)
+    /// The clipboard item asked for; its bytes follow as ``streamData(_:)``, then ``streamEnd``.
+    case clipboardItem(ClipboardItemInfo)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -202,6 +206,10 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .advertisement, payload: PropertyListBinaryCoding.encode([
                 "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
             ]))
+        case .clipboardFetch(let itemID):
+            return Frame(kind: .clipboardFetch, payload: PropertyListBinaryCoding.encode(["itemID": .uuid(itemID)]))
+        case .clipboardItem(let item):
+            return Frame(kind: .clipboardItem, payload: PropertyListBinaryCoding.encode(item.propertyList))
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .searchRequest(let request):
@@ -304,6 +312,12 @@ public enum PeerMessage: Sendable, Hashable {
             self = .searchRequest(try PeerSearchRequest(fields: fields))
         case .searchResults:
             self = .searchResults(try PeerSearchResults.decode(fields))
+        case .clipboardFetch:
+            guard case .uuid(let itemID)? = fields["itemID"] else { throw malformed("missing itemID") }
+            self = .clipboardFetch(itemID: itemID)
+        case .clipboardItem:
+            guard let item = ClipboardItemInfo(propertyList: fields) else { throw malformed("needs mimeType, size and sha256") }
+            self = .clipboardItem(item)
         case .error:
             guard case .integer(let code)? = fields["code"], case .string(let message)? = fields["message"] else {
                 throw malformed("missing code or message")
