@@ -127,6 +127,8 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var notifications = true
     /// `wideArea.*`: wide-area DNS-SD; nil (off) unless `wideArea.domain` is set.
     public var wideArea: WideAreaConfiguration?
+    /// `receive.*`: files sent here by paired devices.
+    public var receive = ReceiveConfiguration()
 
     /// The defaults, given the host name and the default socket path.
     public init(name: String, socketPath: String, inboxDirectory: String? = nil) {
@@ -196,6 +198,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             }
         }
         wideArea = try WideAreaConfiguration(reader: reader)
+        receive = try ReceiveConfiguration(reader: reader)
         var index = 0
         while let command = reader.stringArray(forKey: ConfigKey("handlers.\(index).command")) {
             let key = "handlers[\(index)]"

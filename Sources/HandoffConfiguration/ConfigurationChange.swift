@@ -122,6 +122,7 @@ public struct ConfigurationChange: Sendable, Equatable {
             Entry("appsDirectory", \.appsDirectory, live: true),
             Entry("security.pairingTimeout", \.security.pairingTimeout, live: true, text: seconds),
             Entry("security.urlSchemes", \.security.urlSchemes, live: true, text: words),
+            Entry("receive", \.receive, live: true) { "\($0.enabled ? "on" : "off"), \($0.directory.isEmpty ? "the download directory" : $0.directory), up to \($0.maxBytes) bytes" },
         ]
     }
 }

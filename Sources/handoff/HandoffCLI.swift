@@ -22,7 +22,7 @@ struct HandoffCLI: AsyncParsableCommand {
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
         version: "handoff \(HandoffVersion.description)",
-        subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Pause.self, Resume.self,
+        subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Send.self, Pause.self, Resume.self,
                       Pair.self, Trust.self, Doctor.self, Fault.self, BrowserHost.self])
 
     /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
@@ -41,11 +41,13 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
-    var client: ControlClient {
+    /// The agent's control socket.
+    var socketPath: String {
         let environment = ProcessInfo.processInfo.environment
-        let path = socket ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DefaultPaths.controlSocket(environment: environment)
-        return ControlClient(socketPath: path)
+        return socket ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DefaultPaths.controlSocket(environment: environment)
     }
+
+    var client: ControlClient { ControlClient(socketPath: socketPath) }
 
     /// Calls the agent; on failure prints the error (JSON with --json) and exits 1.
     func call(_ request: ControlRequest) async throws -> JSONValue {

@@ -32,7 +32,11 @@ public enum ControlSession {
         var inbound = connection.inbound.makeAsyncIterator()
         guard let first = try await inbound.next() else { return }
         if let (_, body) = try? ControlProtocol.decodeRequest(first), let request = try? ControlRequest(json: body), request.startsStreamSession {
-            try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
+            if case .sendFiles(let peer, let offer) = request {
+                try await FileSendSession.serve(peer: peer, offer: offer, requestID: body["requestID"], connection: connection, agent: agent)
+            } else {
+                try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
+            }
             return
         }
         let link = ControlLink(outbound: connection.outbound)
@@ -168,7 +172,7 @@ public enum ControlSession {
             return .success(await agent.diagnose())
         case .watch:
             return .failure(.handoffFailed("watch needs a control connection"))
-        case .openStreams, .acceptStreams:
+        case .openStreams, .acceptStreams, .sendFiles:
             return .failure(.handoffFailed("\(request.command) must be the first request on a connection of its own"))
         }
     }

@@ -229,12 +229,8 @@ enum OpenURLTransfer {
     /// Creates `name` in `directory`, or `name (2)`, `name (3)`, ... if taken; never follows or
     /// replaces an existing file (O_EXCL | O_NOFOLLOW). The file is read-only (0400).
     static func createUnique(in directory: String, name: String) throws -> (String, Int32) {
-        let (stem, ext): (String, String) = {
-            guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
-            return (String(name[..<dot]), String(name[dot...]))
-        }()
         for attempt in 1...1000 {
-            let candidate = attempt == 1 ? name : "\(stem) (\(attempt))\(ext)"
+            let candidate = UniqueFileName.candidate(name, attempt: attempt)
             let path = "\(directory)/\(candidate)"
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o400)
             if fd >= 0 { return (path, fd) }

@@ -44,6 +44,9 @@ public enum ControlRequest: Sendable, Equatable {
     case openStreams(continuationID: UUID)
     /// `acceptStreams`: the source app's end of a stream pair (the connection's first request).
     case acceptStreams(streamID: UUID)
+    /// `sendFiles`: `handoff send`'s files to a paired device (the connection's first request);
+    /// once answered (``SendFilesResult``), the connection carries the files' frames.
+    case sendFiles(peer: String, offer: FileOffer)
     /// `watch`: the agent's events (``AgentEvent``) follow on this connection until it closes.
     case watch
     /// `pause` (true) and `resume` (false): Apple's "Allow Handoff" switch.
@@ -114,6 +117,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .reply: "reply"
         case .openStreams: "openStreams"
         case .acceptStreams: "acceptStreams"
+        case .sendFiles: "sendFiles"
         case .watch: "watch"
         case .setPaused(let paused): paused ? "pause" : "resume"
         case .diagnose: "diagnose"
@@ -123,7 +127,7 @@ public enum ControlRequest: Sendable, Equatable {
     /// Whether the request opens a connection of its own for a stream pair.
     public var startsStreamSession: Bool {
         switch self {
-        case .openStreams, .acceptStreams: true
+        case .openStreams, .acceptStreams, .sendFiles: true
         default: false
         }
     }
@@ -166,6 +170,9 @@ public enum ControlRequest: Sendable, Equatable {
             body["result"] = reply.json
         case .openStreams(let id): body["continuationID"] = .string(id.uuidString)
         case .acceptStreams(let id): body["streamID"] = .string(id.uuidString)
+        case .sendFiles(let peer, let offer):
+            body["peer"] = .string(peer)
+            body["files"] = offer.json
         }
         return .object(body)
     }
@@ -221,6 +228,9 @@ public enum ControlRequest: Sendable, Equatable {
                 throw .handoffFailed("no stream request with that streamID is waiting (it may have timed out)")
             }
             self = .acceptStreams(streamID: id)
+        case "sendFiles":
+            guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { throw .handoffFailed("sendFiles needs \"peer\", a paired device's name") }
+            self = .sendFiles(peer: peer, offer: try FileOffer(json: body["files"] ?? .null))
         default:
             throw .handoffFailed("unknown command \"\(command)\"; this agent knows \(Self.commandNames.dropLast().joined(separator: ", ")) and \(Self.commandNames.last!)")
         }

@@ -132,6 +132,8 @@ public enum PeerMessage: Sendable, Hashable {
     /// The sender's sealed advertisement, as it would be on DNS-SD: its instance name (which the
     /// seal covers) and its TXT record.
     case advertisement(instanceName: String, txtRecord: [UInt8])
+    /// A message of a file send (``FileTransferMessage``).
+    case files(FileTransferMessage)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -198,6 +200,8 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .advertisement, payload: PropertyListBinaryCoding.encode([
                 "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
             ]))
+        case .files(let message):
+            return message.frame
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .error(let code, let message):
@@ -214,6 +218,7 @@ public enum PeerMessage: Sendable, Hashable {
         // Stream frames carry raw bytes, not a property list.
         if kind == .streamData { self = .streamData(frame.payload); return }
         if kind == .streamEnd { self = .streamEnd; return }
+        if FileTransferMessage.kinds.contains(kind) { self = .files(try FileTransferMessage(frame: frame)); return }
         let fields: UserInfo
         do { fields = try PropertyListBinaryCoding.decodeUserInfo(frame.payload) } catch { throw malformed(error.description) }
         switch kind {
