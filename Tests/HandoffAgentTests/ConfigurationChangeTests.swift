@@ -40,6 +40,9 @@ struct ConfigurationChangeTests {
         ("appsDirectory", #""/srv/apps""#),
         ("security.pairingTimeout", "60"),
         ("security.urlSchemes", #"["https"]"#),
+        ("receive.enabled", "false"),
+        ("receive.directory", #""/srv/incoming""#),
+        ("receive.maxBytes", "1000"),
     ]
 
     /// One value other than the default for every key that needs a restart.

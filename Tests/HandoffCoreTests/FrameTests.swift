@@ -47,7 +47,8 @@ struct FrameTests {
         #expect(FrameKind.opened.rawValue == 0x0C)
         #expect(FrameKind.known == [.hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted,
                                     .streamData, .streamEnd, .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm,
-                                    .keys, .ping, .pong, .subscribe, .advertisement, .controlRequest, .controlResponse])
+                                    .keys, .ping, .pong, .subscribe, .advertisement, .controlRequest, .controlResponse,
+                                    .fileOffer, .fileAnswer, .fileEnd, .fileReceived])
         #expect(FrameKind.pairRequest.rawValue == 0x30 && FrameKind.keys.rawValue == 0x34)
         #expect(FrameKind.ping.rawValue == 0x35 && FrameKind.pong.rawValue == 0x36)
         #expect(FrameKind.subscribe.rawValue == 0x37 && FrameKind.advertisement.rawValue == 0x38)
