@@ -155,9 +155,19 @@ struct FileSender {
             fd = dup(STDIN_FILENO)
         }
         defer { close(fd) }
+        let digest = try await writeData(from: fd, bytes: item.offered.size.map { $0 - start }, hashing: item.offered.sha256 == nil,
+                                         named: item.localPath ?? "standard input", to: outbound, allocator: allocator, progress: progress)
+        let hash = item.offered.sha256 ?? digest.hexDigest()
+        try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: hash)).frame, allocator: allocator))
+    }
+
+    /// Writes `bytes` of `fd` (to its end when nil) as stream data frames, read straight into the
+    /// connection's buffers, 16 frames per write; the write waits while the agent is behind.
+    /// Returns the SHA-256 of what was written when `hashing`.
+    static func writeData(from fd: Int32, bytes: Int?, hashing: Bool, named name: String, to outbound: NIOAsyncChannelOutboundWriter<EncodedFrame>,
+                          allocator: ByteBufferAllocator, progress: TransferProgress?) async throws -> FileDigest {
         var digest = FileDigest()
-        let hashing = item.offered.sha256 == nil
-        var remaining = item.offered.size.map { $0 - start }
+        var remaining = bytes
         var ended = false
         while !ended {
             var buffer = allocator.buffer(capacity: framesPerBatch * (Frame.headerSize + chunkSize))
@@ -166,25 +176,28 @@ struct FileSender {
                 if want == 0 { ended = true; break }
                 let header = buffer.writerIndex
                 buffer.writeFrameHeader(kind: .streamData, payloadCount: 0)
-                var n = 0
-                repeat {
-                    n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { read(fd, $0.baseAddress!, want) }
-                } while n < 0 && errno == EINTR
-                guard n >= 0 else { throw SendError("cannot read \(item.localPath ?? "standard input"): \(String(cString: strerror(errno)))") }
+                var failure: Int32 = 0
+                let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { space in
+                    while true {
+                        let count = read(fd, space.baseAddress!, want)
+                        if count >= 0 { return count }
+                        if errno != EINTR { failure = errno; return 0 }
+                    }
+                }
+                guard failure == 0 else { throw SendError("cannot read \(name): \(String(cString: strerror(failure)))") }
                 if n == 0 {
                     buffer.moveWriterIndex(to: header)
-                    guard remaining == nil else { throw SendError("\(item.localPath ?? "a file") got shorter while it was sent") }
+                    guard remaining == nil else { throw SendError("\(name) got shorter while it was sent") }
                     ended = true
                     break
                 }
                 buffer.setInteger(UInt32(n), at: header + 1, endianness: .big)
                 if hashing { buffer.withUnsafeReadableBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[(header + Frame.headerSize)...])) } }
                 remaining = remaining.map { $0 - n }
-                progress.add(n)
+                progress?.add(n)
             }
             if buffer.readableBytes > 0 { try await outbound.write(contentsOf: EncodedFrame.frames(in: buffer)) }
         }
-        let hash = item.offered.sha256 ?? digest.hexDigest()
-        try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: hash)).frame, allocator: allocator))
+        return digest
     }
 }

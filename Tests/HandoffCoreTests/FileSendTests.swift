@@ -100,6 +100,16 @@ struct FileSendTests {
         #expect(SendFilesResult(json: SendFilesResult(starts: [0, 7]).json) == SendFilesResult(starts: [0, 7]))
     }
 
+    @Test func aStreamedOpenIsASessionOfItsOwnAndAsksForAnAnswerFirst() throws {
+        let request = ControlRequest.open(.init(peer: "h2", bundleID: "com.example.notes", target: .streamedFile(name: "big.mov", size: 100 << 20)))
+        #expect(try ControlRequest(json: request.json) == request)
+        #expect(request.startsStreamSession)
+        #expect(!ControlRequest.open(.init(peer: "h2", bundleID: "com.example.notes", target: .file(name: "a", data: [1]))).startsStreamSession)
+        var open = OpenRequest(bundleID: "com.example.notes", fileName: "big.mov", fileSize: 100 << 20)
+        open.answersFirst = true
+        #expect(try PeerMessage(frame: PeerMessage.open(open).frame) == .open(open))
+    }
+
     @Test func theFilesReceivedEventReadsAsASummary() throws {
         let received = ReceivedFiles(id: UUID(), peer: "h1", files: 3, bytes: 1_288_490_189, directory: "/home/u/Downloads")
         #expect(received.summary == "3 files from h1, 1.2 GiB")

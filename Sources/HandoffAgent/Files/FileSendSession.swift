@@ -78,6 +78,11 @@ enum FileSendSession {
 }
 
 extension Agent {
+    /// A reachable peer by name, as `handoff peers` shows it.
+    func reachablePeer(named name: String) -> PeerRecord? {
+        directory.peer(named: name)
+    }
+
     /// A reachable peer by name that is a paired device, for `handoff send`.
     func pairedPeer(named name: String) -> PeerRecord? {
         guard let peer = directory.peer(named: name), let device = peer.deviceID, isPaired(device) else { return nil }

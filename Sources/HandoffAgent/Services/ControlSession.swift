@@ -34,6 +34,8 @@ public enum ControlSession {
         if let (_, body) = try? ControlProtocol.decodeRequest(first), let request = try? ControlRequest(json: body), request.startsStreamSession {
             if case .sendFiles(let peer, let offer) = request {
                 try await FileSendSession.serve(peer: peer, offer: offer, requestID: body["requestID"], connection: connection, agent: agent)
+            } else if case .open(let open) = request {
+                try await OpenFileRelay.serve(open, requestID: body["requestID"], connection: connection, agent: agent)
             } else {
                 try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
             }
@@ -146,6 +148,8 @@ public enum ControlSession {
                 let request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: data.count, sourceApplication: source,
                                           annotation: open.annotation)
                 return await agent.open(request, file: data, onPeer: open.peer).asControlResult
+            case .streamedFile:
+                return .failure(.handoffFailed("open with a streamed file must be the first request on a connection of its own"))
             }
         case .pair(let target):
             guard let link else { return .failure(.handoffFailed("pair needs a control connection")) }

@@ -54,10 +54,13 @@ public enum ControlRequest: Sendable, Equatable {
     /// `diagnose`: what the agent sees for `handoff doctor` (``AgentDiagnosis``).
     case diagnose
 
-    /// Where `open` sends: a URL, or a file's name and bytes.
+    /// Where `open` sends: a URL, a file's name and bytes, or a file's name and size whose bytes
+    /// follow as stream frames on the connection (`handoff open`: the request is then the
+    /// connection's first, and the agent relays the bytes to the peer).
     public enum OpenTarget: Sendable, Equatable {
         case url(URL)
         case file(name: String, data: [UInt8])
+        case streamedFile(name: String, size: Int)
     }
 
     /// The arguments of `open`.
@@ -128,6 +131,7 @@ public enum ControlRequest: Sendable, Equatable {
     public var startsStreamSession: Bool {
         switch self {
         case .openStreams, .acceptStreams, .sendFiles: true
+        case .open(let open): if case .streamedFile = open.target { true } else { false }
         default: false
         }
     }
@@ -148,6 +152,7 @@ public enum ControlRequest: Sendable, Equatable {
             switch open.target {
             case .url(let url): body["url"] = .string(url.absoluteString)
             case .file(let name, let data): body["file"] = .object(["name": .string(name), "data": .string(Data(data).base64EncodedString())])
+            case .streamedFile(let name, let size): body["file"] = .object(["name": .string(name), "size": .integer(size)])
             }
             if let annotation = open.annotation { body["annotation"] = annotation.json }
         case .pair(.accept): body["accept"] = .bool(true)
@@ -267,8 +272,11 @@ public enum ControlRequest: Sendable, Equatable {
             guard let parsed = URL(string: url), parsed.scheme != nil else { throw .handoffFailed("open: \(url) is not an absolute URL") }
             return OpenCommand(peer: peer, bundleID: bundleID, target: .url(parsed), annotation: annotation)
         }
+        if let file = body["file"], let name = file["name"]?.stringValue, file["data"] == nil, let size = file["size"]?.int64Value, size >= 0 {
+            return OpenCommand(peer: peer, bundleID: bundleID, target: .streamedFile(name: name, size: Int(clamping: size)), annotation: annotation)
+        }
         guard let file = body["file"], let name = file["name"]?.stringValue, let data = file["data"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) else {
-            throw .handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)}")
+            throw .handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)} or {\"name\", \"size\"} (the bytes follow as stream frames)")
         }
         return OpenCommand(peer: peer, bundleID: bundleID, target: .file(name: name, data: Array(data)), annotation: annotation)
     }

@@ -69,6 +69,9 @@ public struct OpenRequest: Sendable, Hashable {
     public var sourceApplication: String?
     /// A property list from the sender.
     public var annotation: PropertyListValue?
+    /// The receiver answers `streamAccepted` once it takes the file, before its bytes are sent
+    /// (a relayed `handoff open`); without it the bytes follow `open` at once.
+    public var answersFirst = false
 
     public init(bundleID: String, url: URL? = nil, fileName: String? = nil, fileSize: Int = 0,
                 sourceApplication: String? = nil, annotation: PropertyListValue? = nil) {
@@ -177,6 +180,7 @@ public enum PeerMessage: Sendable, Hashable {
             if let name = r.fileName { fields["fileName"] = .string(name) }
             if let source = r.sourceApplication { fields["sourceApplication"] = .string(source) }
             if let annotation = r.annotation { fields["annotation"] = annotation }
+            if r.answersFirst { fields["answersFirst"] = .bool(true) }
             return Frame(kind: .open, payload: PropertyListBinaryCoding.encode(fields))
         case .opened(let handled):
             return Frame(kind: .opened, payload: PropertyListBinaryCoding.encode(["handled": .bool(handled)]))
@@ -263,6 +267,7 @@ public enum PeerMessage: Sendable, Hashable {
             if case .string(let name)? = fields["fileName"] { request.fileName = name }
             if case .string(let source)? = fields["sourceApplication"] { request.sourceApplication = source }
             request.annotation = fields["annotation"]
+            if case .bool(true)? = fields["answersFirst"] { request.answersFirst = true }
             guard (request.url == nil) != (request.fileName == nil) else { throw malformed("needs exactly one of url and fileName") }
             self = .open(request)
         case .opened:
