@@ -158,7 +158,7 @@ enum FileReceiver {
             let resumed = target.start > 0 ? " (resumed from \(target.start) bytes kept from an earlier send)" : ""
             return failed(.handoffFailed("\(target.path) arrived with SHA-256 \(computed), not the sender's \(file.sha256 ?? hash)\(resumed); the partial file was discarded: send it again"), bytes: written)
         }
-        _ = fchmod(fd, mode_t(file.mode & 0o755))
+        _ = fchmod(fd, mode_t(file.mode & 0o755 | 0o600))  // the owner may always read and write what arrived
         guard fsync(fd) == 0 else { return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"), bytes: written) }
         do {
             let name = try directory.place(partial: target.partialName, at: target.path)

@@ -5,7 +5,7 @@ public struct OfferedFile: Sendable, Hashable {
     public var path: String
     /// Its size in bytes; nil for standard input, whose size is known only at its end.
     public var size: Int?
-    /// Its permission bits (the receiver keeps at most `0o755` of them).
+    /// Its permission bits (the receiver keeps at most `0o755` of them, and always `0o600`).
     public var mode: Int
     /// Its SHA-256 as 64 lowercase hex digits; nil for standard input (the hash comes at its end).
     public var sha256: String?
