@@ -42,7 +42,7 @@ struct Send: AsyncParsableCommand {
         do {
             let channel = try await StreamChannels.connect(controlSocket: options.socketPath)
             outcome = try await channel.executeThenClose { inbound, outbound in
-                try await FileSender(source: source, offer: offer, json: options.json, allocator: channel.channel.allocator)
+                try await FileSender(source: source, offer: offer, json: options.json, channel: channel.channel)
                     .run(peer: to, inbound: inbound, outbound: outbound)
             }
         } catch {
@@ -62,7 +62,9 @@ struct FileSender {
     let source: SendSource
     let offer: FileOffer
     let json: Bool
-    let allocator: ByteBufferAllocator
+    /// The connection to the agent, which the files' frames are written to.
+    let channel: any Channel
+    var allocator: ByteBufferAllocator { channel.allocator }
 
     /// Data frames' payload, as continuation streams use.
     static let chunkSize = 60 * 1024
@@ -86,7 +88,7 @@ struct FileSender {
         let progress = TransferProgress(total: source.items.contains { $0.localPath == nil } ? nil : remaining, json: json)
         // The files are written in a child task while this one reads the receipts: a receiver
         // that refuses a file says so at once, and the send stops.
-        async let written = Self.write(source.items, from: starts, to: outbound, allocator: allocator, progress: progress)
+        async let written = Self.write(source.items, from: starts, to: outbound, channel: channel, progress: progress)
         let received = await Self.receipts(&frames, count: source.items.count, progress: progress)
         if case .failure = received {
             progress.clearBar()
@@ -98,10 +100,10 @@ struct FileSender {
     /// Writes every file, then `streamEnd`; returns why it stopped early when the CLI could not
     /// read a file (nil otherwise, also when the connection broke: the receipts say why).
     private static func write(_ items: [SendSource.Item], from starts: [Int], to outbound: NIOAsyncChannelOutboundWriter<EncodedFrame>,
-                              allocator: ByteBufferAllocator, progress: TransferProgress) async -> HandoffError? {
+                              channel: any Channel, progress: TransferProgress) async -> HandoffError? {
         do {
-            for (item, start) in zip(items, starts) { try await send(item, from: start, to: outbound, allocator: allocator, progress: progress) }
-            try await outbound.write(EncodedFrame(Frame(kind: .streamEnd, payload: []), allocator: allocator))
+            for (item, start) in zip(items, starts) { try await send(item, from: start, to: outbound, channel: channel, progress: progress) }
+            try await outbound.write(EncodedFrame(Frame(kind: .streamEnd, payload: []), allocator: channel.allocator))
             return nil
         } catch let error as SendError {
             outbound.finish()  // the send ends without its streamEnd: the receiver keeps no file
@@ -145,7 +147,7 @@ struct FileSender {
 
     /// Writes one file's data from `start`, then its `fileEnd`.
     private static func send(_ item: SendSource.Item, from start: Int, to outbound: NIOAsyncChannelOutboundWriter<EncodedFrame>,
-                             allocator: ByteBufferAllocator, progress: TransferProgress) async throws {
+                             channel: any Channel, progress: TransferProgress) async throws {
         let fd: Int32
         if let path = item.localPath {
             fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -156,16 +158,22 @@ struct FileSender {
         }
         defer { close(fd) }
         let digest = try await writeData(from: fd, bytes: item.offered.size.map { $0 - start }, hashing: item.offered.sha256 == nil,
-                                         named: item.localPath ?? "standard input", to: outbound, allocator: allocator, progress: progress)
+                                         named: item.localPath ?? "standard input", to: channel, progress: progress)
         let hash = item.offered.sha256 ?? digest.hexDigest()
-        try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: hash)).frame, allocator: allocator))
+        try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: hash)).frame, allocator: channel.allocator))
     }
 
     /// Writes `bytes` of `fd` (to its end when nil) as stream data frames, read straight into the
     /// connection's buffers, 16 frames per write; the write waits while the agent is behind.
     /// Returns the SHA-256 of what was written when `hashing`.
-    static func writeData(from fd: Int32, bytes: Int?, hashing: Bool, named name: String, to outbound: NIOAsyncChannelOutboundWriter<EncodedFrame>,
-                          allocator: ByteBufferAllocator, progress: TransferProgress?) async throws -> FileDigest {
+    ///
+    /// The batches go straight to the channel, two in flight at most (as HandoffKit's stream
+    /// output does): waiting for the channel's writability after each batch drained the path
+    /// between batches. Everything written is out when it returns.
+    static func writeData(from fd: Int32, bytes: Int?, hashing: Bool, named name: String, to channel: any Channel,
+                          progress: TransferProgress?) async throws -> FileDigest {
+        let allocator = channel.allocator
+        var inFlight: [EventLoopFuture<Void>] = []
         var digest = FileDigest()
         var remaining = bytes
         var ended = false
@@ -196,8 +204,18 @@ struct FileSender {
                 remaining = remaining.map { $0 - n }
                 progress?.add(n)
             }
-            if buffer.readableBytes > 0 { try await outbound.write(contentsOf: EncodedFrame.frames(in: buffer)) }
+            if buffer.readableBytes > 0 {
+                if inFlight.count == 2 { try await inFlight.removeFirst().get() }
+                let frames = EncodedFrame.frames(in: buffer)
+                let written = channel.eventLoop.makePromise(of: Void.self)
+                channel.eventLoop.execute {
+                    for frame in frames.dropLast() { channel.write(frame, promise: nil) }
+                    channel.writeAndFlush(frames.last!, promise: written)
+                }
+                inFlight.append(written.futureResult)
+            }
         }
+        for written in inFlight { try await written.get() }
         return digest
     }
 }
