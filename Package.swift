@@ -130,7 +130,8 @@ let package = Package(
         .executableTarget(
             name: "handoff",
             dependencies: [
-                "HandoffCore", "HandoffTransport",
+                "HandoffCore", "HandoffTransport", "HandoffTrust",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

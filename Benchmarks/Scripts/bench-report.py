@@ -283,6 +283,20 @@ class Report:
             errors = many.get("errors", 0)
             self.add(section, "  errors", str(errors), "", "0", errors == 0)
 
+    def files_sent(self):
+        one = load_json(self.dir, "send-1.json")
+        ref = load_json(self.dir, "send-reference.json")
+        for name, data in (("send-1.json", one), ("send-reference.json", ref)):
+            if not data or not data.get("throughput_mib_s"):
+                self.broken.append(name)
+        if one and ref and ref.get("throughput_mib_s"):
+            section = "Files sent (handoff send, h1 → h2 through both agents)"
+            mib, rt = one.get("bytes_total", 0) / 1048576, ref["throughput_mib_s"]
+            self.add(section, f"throughput, one {mib:.0f} MiB file (the CLI's whole run, hashing included)",
+                     f"{one.get('throughput_mib_s', 0):.0f} MiB/s", f"{rt:.0f} MiB/s (one bare TCP connection, same bytes)", "", None)
+            ratio = one.get("throughput_mib_s", 0) / rt
+            self.add(section, "  ÷ reference", f"{ratio:.2f}×", "1×", "≥ 0.5×", ratio >= 0.5)
+
     # -- output -------------------------------------------------------------
 
     def build(self):
@@ -293,6 +307,7 @@ class Report:
         self.footprint()
         self.scale()
         self.streams()
+        self.files_sent()
 
     def text_table(self):
         lines = []

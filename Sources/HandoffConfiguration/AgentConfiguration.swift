@@ -129,6 +129,8 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var wideArea: WideAreaConfiguration?
     /// `clipboard.*`: the Universal Clipboard.
     public var clipboard = ClipboardConfiguration()
+    /// `receive.*`: files sent here by paired devices.
+    public var receive = ReceiveConfiguration()
 
     /// The defaults, given the host name and the default socket path.
     public init(name: String, socketPath: String, inboxDirectory: String? = nil) {
@@ -199,6 +201,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         wideArea = try WideAreaConfiguration(reader: reader)
         clipboard = try ClipboardConfiguration(reader: reader)
+        receive = try ReceiveConfiguration(reader: reader)
         var index = 0
         while let command = reader.stringArray(forKey: ConfigKey("handlers.\(index).command")) {
             let key = "handlers[\(index)]"

@@ -5,7 +5,7 @@ import HandoffCore
 ///
 /// A key changes live when every component reads it afresh (or is handed the new value) at its
 /// next use: the handlers, `urlOpener`, `logLevel`, `notifications`, `faults`, every `limits.*`,
-/// `inboxDirectory`, `appsDirectory`, `security.pairingTimeout` and `security.urlSchemes`.
+/// `inboxDirectory`, `appsDirectory`, `security.pairingTimeout`, `security.urlSchemes` and `receive.*`.
 /// A key needs a restart when something was built from it at start and lives on: the peer
 /// listener (`port`, `listenAddress`, `security.handshakeTimeout` and the connection limits
 /// before authentication), the control socket (`socketPath`), the device identity and trust
@@ -126,6 +126,9 @@ public struct ConfigurationChange: Sendable, Equatable {
             Entry("appsDirectory", \.appsDirectory, live: true),
             Entry("security.pairingTimeout", \.security.pairingTimeout, live: true, text: seconds),
             Entry("security.urlSchemes", \.security.urlSchemes, live: true, text: words),
+            Entry("receive.enabled", \.receive.enabled, live: true),
+            Entry("receive.directory", \.receive.directory, live: true) { $0.isEmpty ? "the desktop's download directory" : $0 },
+            Entry("receive.maxBytes", \.receive.maxBytes, live: true),
         ]
     }
 }

@@ -43,6 +43,7 @@ public enum ConfigurationFile {
         "liveness.interval": .seconds, "liveness.timeout": .seconds, "notifications": .bool,
         "wideArea.domain": .string, "wideArea.server": .string, "wideArea.tsigKeyName": .string, "wideArea.tsigAlgorithm": .string,
         "wideArea.tsigSecret": .string,
+        "receive.enabled": .bool, "receive.directory": .string, "receive.maxBytes": .int,
     ].merging(ClipboardConfiguration.schema) { $1 }
     static let handlerSchema: [String: ValueType] = ["activityTypes": .stringArray, "command": .stringArray, "streams": .bool]
 

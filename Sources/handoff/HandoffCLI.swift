@@ -22,7 +22,7 @@ struct HandoffCLI: AsyncParsableCommand {
             Exit status: 0 on success, 1 when the agent reports an error (the code is printed), 64 on bad usage.
             """,
         version: "handoff \(HandoffVersion.description)",
-        subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Pause.self, Resume.self,
+        subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Send.self, Pause.self, Resume.self,
                       Pair.self, Trust.self, Doctor.self, Fault.self, BrowserHost.self, Search.self, Saved.self, Copy.self, Paste.self])
 
     /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
@@ -41,11 +41,13 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
-    var client: ControlClient {
+    /// The agent's control socket.
+    var socketPath: String {
         let environment = ProcessInfo.processInfo.environment
-        let path = socket ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DefaultPaths.controlSocket(environment: environment)
-        return ControlClient(socketPath: path)
+        return socket ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DefaultPaths.controlSocket(environment: environment)
     }
+
+    var client: ControlClient { ControlClient(socketPath: socketPath) }
 
     /// Calls the agent; on failure prints the error (JSON with --json) and exits 1.
     func call(_ request: ControlRequest) async throws -> JSONValue {
@@ -188,7 +190,7 @@ struct Resign: AsyncParsableCommand {
 struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a file or a URL to an app on another host; the app gets open(_:sourceApplication:annotation:).",
-        discussion: "A file lands in the app's Inbox on that host (read-only). Exits 0 when the app handled it.")
+        discussion: "A file lands in the app's Inbox on that host (read-only), streamed: the receiver's limits.maxOpenFileBytes is the only cap. Exits 0 when the app handled it.")
     @OptionGroup var options: GlobalOptions
     @Option(name: .long, help: ArgumentHelp("The peer's name, as `handoff peers` shows it.", valueName: "name"))
     var peer: String
@@ -198,27 +200,24 @@ struct Open: AsyncParsableCommand {
     var annotation: String?
     @Argument(help: "A file to send, or an absolute URL.") var target: String
 
-    /// Control frames carry at most 16 MiB; the file travels base64-encoded inside one.
-    static let maximumFileBytes = 12 * 1024 * 1024
-
     func run() async throws {
         var annotationValue: PropertyListValue?
         if let annotation {
             do { annotationValue = try PropertyListValue(json: try JSONValue(parsing: annotation)) } catch { throw ValidationError("--annotation: \(error)") }
         }
-        let sent: ControlRequest.OpenTarget
+        let answer: JSONValue
         if FileManager.default.fileExists(atPath: target) {
-            guard let data = FileManager.default.contents(atPath: target) else { throw ValidationError("cannot read \(target)") }
-            guard data.count <= Self.maximumFileBytes else {
-                throw ValidationError("\(target) is \(data.count) bytes; handoff open sends files up to \(Self.maximumFileBytes) bytes")
+            switch await OpenFileStreamer.open(target, peer: peer, app: app, annotation: annotationValue, socketPath: options.socketPath) {
+            case .success(let value): answer = value
+            case .failure(let error):
+                options.report(error)
+                throw ExitCode(1)
             }
-            sent = .file(name: (target as NSString).lastPathComponent, data: Array(data))
         } else if let url = URL(string: target), url.scheme != nil {
-            sent = .url(url)
+            answer = try await options.call(.open(.init(peer: peer, bundleID: app, target: .url(url), annotation: annotationValue)))
         } else {
             throw ValidationError("\(target) is neither a file nor an absolute URL")
         }
-        let answer = try await options.call(.open(.init(peer: peer, bundleID: app, target: sent, annotation: annotationValue)))
         let result = OpenResult(json: answer)
         if options.json { print(answer.serialized) } else { say(result.handled ? "\(app) on \(peer) opened it" : "\(app) on \(peer) did not handle it") }
         if !result.handled { throw ExitCode(1) }

@@ -41,6 +41,7 @@ struct Watch: AsyncParsableCommand {
         case .continueFailed(_, let error): what = "failed     \(short)  \(error.description)"
         case .paused: what = "paused     this host advertises nothing until `handoff resume`"
         case .resumed: what = "resumed"
+        case .filesReceived(let received): what = "received   \(received.summary) in \(received.directory)"
         }
         return "\(time)  \(what)"
     }

@@ -44,6 +44,9 @@ struct ConfigurationChangeTests {
         ("clipboard.expiry", "30"),
         ("clipboard.sync", "true"),
         ("clipboard.syncMaxBytes", "10"),
+        ("receive.enabled", "false"),
+        ("receive.directory", #""/srv/incoming""#),
+        ("receive.maxBytes", "1000"),
     ]
 
     /// One value other than the default for every key that needs a restart.

@@ -48,7 +48,8 @@ struct FrameTests {
         #expect(FrameKind.known == [.hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted,
                                     .streamData, .streamEnd, .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm,
                                     .keys, .ping, .pong, .subscribe, .advertisement, .searchRequest, .searchResults,
-                                    .controlRequest, .controlResponse, .clipboardFetch, .clipboardItem])
+                                    .controlRequest, .controlResponse, .clipboardFetch, .clipboardItem,
+                                    .fileOffer, .fileAnswer, .fileEnd, .fileReceived])
         #expect(FrameKind.searchRequest.rawValue == 0x50 && FrameKind.searchResults.rawValue == 0x51)
         #expect(FrameKind.searchRequest.description == "searchRequest" && FrameKind.searchResults.description == "searchResults")
         #expect(FrameKind.pairRequest.rawValue == 0x30 && FrameKind.keys.rawValue == 0x34)

@@ -61,6 +61,8 @@ public struct NotificationPlan: Sendable, Equatable {
     private(set) var shown: [String: Shown] = [:]
     /// Activities whose notification was clicked and whose continuation has not ended.
     private var clicked: Set<UUID> = []
+    /// Notices without an action (a send's files arrived) whose `Notify` has not answered.
+    private var notices: Set<UUID> = []
 
     public init(enabled: Bool, paused: Bool) {
         self.enabled = enabled
@@ -93,6 +95,7 @@ public struct NotificationPlan: Sendable, Equatable {
 
     /// `Notify` answered for `activity`'s notification.
     public mutating func posted(activity: UUID, serverID: ServerID) -> [Directive] {
+        if notices.remove(activity) != nil { return [] }
         guard let peer = shown.first(where: { $0.value.activity == activity })?.key else {
             // Withdrawn and closed while the server was answering.
             return [.close(serverID)]
@@ -103,6 +106,7 @@ public struct NotificationPlan: Sendable, Equatable {
 
     /// `Notify` failed for `activity`: nothing is shown for it.
     public mutating func postFailed(activity: UUID) {
+        notices.remove(activity)
         if let peer = shown.first(where: { $0.value.activity == activity })?.key { shown.removeValue(forKey: peer) }
     }
 
@@ -157,6 +161,11 @@ public struct NotificationPlan: Sendable, Equatable {
         case .peerReachable, .peerUnreachable:
             // An unreachable device's activities are withdrawn first.
             return []
+        case .filesReceived(let received):
+            // A notice without an action, shown until the user or the server closes it.
+            guard posting else { return [] }
+            notices.insert(received.id)
+            return [.notify(replacing: nil, summary: received.summary, body: "in \(received.directory)", withAction: false, activity: received.id)]
         }
     }
 

@@ -131,22 +131,32 @@ enum ContinuationStreamSession {
     /// Reads the source's hello and its answer to `streamOpen`.
     static func handshake<I: AsyncIteratorProtocol>(_ frames: inout I, peer: String, timeout: Duration) async -> Result<Void, HandoffError>
     where I.Element == Frame {
+        await handshake(&frames, peer: peer, timeout: timeout, request: "stream request", accepting: "accept the continuation streams") { message in
+            if case .streamAccepted = message { return () }
+            return nil
+        }
+    }
+
+    /// Reads the peer's hello and its answer to a request (`accepted` reads an answer that takes
+    /// it; an `error` frame refuses it).
+    static func handshake<I: AsyncIteratorProtocol, Taken>(_ frames: inout I, peer: String, timeout: Duration, request: String, accepting: String,
+                                                          accepted: (PeerMessage) -> Taken?) async -> Result<Taken, HandoffError>
+    where I.Element == Frame {
         do {
             guard let hello = try await frames.next(), case .hello = try PeerMessage(frame: hello) else {
-                return .failure(.remoteTimedOut("\(peer) did not answer the stream request within \(timeout)"))
+                return .failure(.remoteTimedOut("\(peer) did not answer the \(request) within \(timeout)"))
             }
             guard let answer = try await frames.next() else {
-                return .failure(.remoteTimedOut("\(peer) did not accept the continuation streams within \(timeout)"))
+                return .failure(.remoteTimedOut("\(peer) did not \(accepting) within \(timeout)"))
             }
-            switch try PeerMessage(frame: answer) {
-            case .streamAccepted: return .success(())
-            case .error(let code, let message): return .failure(HandoffError(HandoffError.Code(rawValue: code), message))
-            default: return .failure(.handoffFailed("\(peer) answered the stream request with a \(answer.kind) frame"))
-            }
+            let message = try PeerMessage(frame: answer)
+            if let taken = accepted(message) { return .success(taken) }
+            if case .error(let code, let message) = message { return .failure(HandoffError(HandoffError.Code(rawValue: code), message)) }
+            return .failure(.handoffFailed("\(peer) answered the \(request) with a \(answer.kind) frame"))
         } catch let idle as StreamIdleTimeout {
-            return .failure(.remoteTimedOut("\(peer) did not answer the stream request: \(idle)"))
+            return .failure(.remoteTimedOut("\(peer) did not answer the \(request): \(idle)"))
         } catch {
-            return .failure(.handoffFailed("the stream connection to \(peer) failed: \(error)"))
+            return .failure(.handoffFailed("the connection to \(peer) failed: \(error)"))
         }
     }
 }

@@ -31,10 +31,17 @@ public enum ControlSession {
         }
         var inbound = connection.inbound.makeAsyncIterator()
         guard let first = try await inbound.next() else { return }
-        // A stream pair or a clipboard item's bytes take a connection of their own.
+        // A stream pair, a file send, a streamed open or a clipboard item's bytes take a
+        // connection of their own.
         if let (_, body) = try? ControlProtocol.decodeRequest(first), let request = try? ControlRequest(json: body) {
             if request.startsStreamSession {
-                try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
+                if case .sendFiles(let peer, let offer) = request {
+                    try await FileSendSession.serve(peer: peer, offer: offer, requestID: body["requestID"], connection: connection, agent: agent)
+                } else if case .open(let open) = request {
+                    try await OpenFileRelay.serve(open, requestID: body["requestID"], connection: connection, agent: agent)
+                } else {
+                    try await ContinuationStreamSession.serve(request, requestID: body["requestID"], connection: connection, agent: agent)
+                }
                 return
             }
             if request.startsByteStream {
@@ -150,6 +157,8 @@ public enum ControlSession {
                 let request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: data.count, sourceApplication: source,
                                           annotation: open.annotation)
                 return await agent.open(request, file: data, onPeer: open.peer).asControlResult
+            case .streamedFile:
+                return .failure(.handoffFailed("open with a streamed file must be the first request on a connection of its own"))
             }
         case .pair(let target):
             guard let link else { return .failure(.handoffFailed("pair needs a control connection")) }
@@ -180,7 +189,7 @@ public enum ControlSession {
             return await agent.deleteSaved(which, byApp: await link?.manifest?.identity.bundleID).asControlResult
         case .watch:
             return .failure(.handoffFailed("watch needs a control connection"))
-        case .openStreams, .acceptStreams, .copy, .paste:
+        case .openStreams, .acceptStreams, .copy, .paste, .sendFiles:
             return .failure(.handoffFailed("\(request.command) must be the first request on a connection of its own"))
         }
     }

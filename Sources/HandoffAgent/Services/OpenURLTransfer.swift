@@ -131,7 +131,7 @@ enum OpenURLTransfer {
     static func receive<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
                                                   peer: String, device: DeviceID?, agent: Agent) async throws where I.Element == Frame {
         var fileRead = false
-        let result = await receiveAndDeliver(request, inbound: &inbound, fileRead: &fileRead, peer: peer, device: device, agent: agent)
+        let result = await receiveAndDeliver(request, inbound: &inbound, outbound: outbound, fileRead: &fileRead, peer: peer, device: device, agent: agent)
         switch result {
         case .success(let handled): try await outbound.write(PeerMessage.opened(handled: handled).frame)
         case .failure(let error): try await outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
@@ -139,7 +139,8 @@ enum OpenURLTransfer {
         // A file refused before it was read: its frames are read and dropped (up to its announced
         // size) until the sender, which reads the answer while it writes, stops. Closing at once
         // would cut the sender's writes, and it could lose the answer with them.
-        if request.fileName != nil, !fileRead {
+        // (A sender that waits for `streamAccepted` sent nothing yet.)
+        if request.fileName != nil, !fileRead, !request.answersFirst {
             var dropped = 0
             while dropped <= request.fileSize, let frame = try await inbound.next(), frame.kind == .streamData {
                 dropped += frame.payload.count
@@ -147,7 +148,8 @@ enum OpenURLTransfer {
         }
     }
 
-    private static func receiveAndDeliver<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I, fileRead: inout Bool,
+    private static func receiveAndDeliver<I: AsyncIteratorProtocol>(_ request: OpenRequest, inbound: inout I,
+                                                                    outbound: NIOAsyncChannelOutboundWriter<Frame>, fileRead: inout Bool,
                                                                     peer: String, device: DeviceID?, agent: Agent) async
         -> Result<Bool, HandoffError> where I.Element == Frame
     {
@@ -185,6 +187,14 @@ enum OpenURLTransfer {
         }
         var written = 0
         var complete = false
+        if request.answersFirst {
+            // The file is taken: now its bytes may come.
+            do { try await outbound.write(PeerMessage.streamAccepted.frame) } catch {
+                close(fd)
+                unlink(path)
+                return .failure(.handoffFailed("the file transfer from \(peer) broke: \(error)"))
+            }
+        }
         fileRead = true
         do {
             while let frame = try await inbound.next() {
@@ -229,12 +239,8 @@ enum OpenURLTransfer {
     /// Creates `name` in `directory`, or `name (2)`, `name (3)`, ... if taken; never follows or
     /// replaces an existing file (O_EXCL | O_NOFOLLOW). The file is read-only (0400).
     static func createUnique(in directory: String, name: String) throws -> (String, Int32) {
-        let (stem, ext): (String, String) = {
-            guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
-            return (String(name[..<dot]), String(name[dot...]))
-        }()
         for attempt in 1...1000 {
-            let candidate = attempt == 1 ? name : "\(stem) (\(attempt))\(ext)"
+            let candidate = UniqueFileName.candidate(name, attempt: attempt)
             let path = "\(directory)/\(candidate)"
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o400)
             if fd >= 0 { return (path, fd) }

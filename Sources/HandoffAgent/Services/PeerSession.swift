@@ -91,6 +91,10 @@ public enum PeerSession {
                     try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
                                                       peer: peerName, device: peerID, agent: agent)
                     return
+                case .receiveFiles(let offer):
+                    try await FileReceiver.receive(offer, inbound: &inbound, outbound: connection.outbound,
+                                                   peer: peerName, device: peerID, agent: agent, logger: logger)
+                    return
                 case .openStreams(let request):
                     let relay = agent.streamRelays.make()
                     defer {

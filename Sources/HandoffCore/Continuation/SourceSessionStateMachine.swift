@@ -20,6 +20,8 @@ public struct SourceSessionStateMachine: Sendable {
         case openStreams(StreamRequest)
         /// The peer sends a URL or a file to one of our apps; for a file, stream frames follow.
         case receiveOpen(OpenRequest)
+        /// The peer sends files (`handoff send`): file frames and their bytes follow.
+        case receiveFiles(FileOffer)
         /// The peer starts pairing: the connection carries the pairing exchange from now on.
         case pair(name: String, commitment: [UInt8])
         /// A paired peer sent its advertising key: record it and answer with ours.
@@ -86,6 +88,9 @@ public struct SourceSessionStateMachine: Sendable {
         case (.ready, .open(let request)):
             state = .closed
             return .receiveOpen(request)
+        case (.ready, .files(.offer(let offer))):
+            state = .closed
+            return .receiveFiles(offer)
         case (.ready, .pairing(.request(let name, let commitment))):
             state = .closed
             return .pair(name: name, commitment: commitment)

@@ -25,9 +25,14 @@ public struct StreamDirectionStateMachine: Sendable {
     }
 
     private var state: State = .relaying
+    /// Kinds passed on like stream data besides it (a file send's frames).
+    private let alsoRelaying: Set<FrameKind>
 
-    /// A direction that has relayed nothing yet.
-    public init() {}
+    /// A direction that has relayed nothing yet; `alsoRelaying` are kinds passed on like stream
+    /// data (a file send relays its ``FileTransferMessage/kinds``).
+    public init(alsoRelaying: Set<FrameKind> = []) {
+        self.alsoRelaying = alsoRelaying
+    }
 
     /// Whether the sender's `streamEnd` has been passed on.
     public var isEnded: Bool {
@@ -41,10 +46,10 @@ public struct StreamDirectionStateMachine: Sendable {
         case .failed:
             return .drop
         case .ended:
-            guard kind == .streamData || kind == .streamEnd else { return fail(kind) }
+            guard kind == .streamData || kind == .streamEnd || alsoRelaying.contains(kind) else { return fail(kind) }
             return .drop
         case .relaying:
-            guard kind == .streamData || kind == .streamEnd else { return fail(kind) }
+            guard kind == .streamData || kind == .streamEnd || alsoRelaying.contains(kind) else { return fail(kind) }
             if kind == .streamEnd {
                 state = .ended
                 return .end

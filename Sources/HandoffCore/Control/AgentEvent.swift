@@ -28,6 +28,8 @@ public struct AgentEvent: Sendable, Equatable {
         case paused
         /// `handoff resume`: advertising and notifications are back.
         case resumed
+        /// A paired device's `handoff send` arrived in the download directory.
+        case filesReceived(ReceivedFiles)
     }
 
     public var kind: Kind
@@ -50,6 +52,7 @@ public struct AgentEvent: Sendable, Equatable {
         case .continueFailed: "continueFailed"
         case .paused: "paused"
         case .resumed: "resumed"
+        case .filesReceived: "filesReceived"
         }
     }
 
@@ -58,7 +61,7 @@ public struct AgentEvent: Sendable, Equatable {
         switch kind {
         case .activityOffered(let offered): offered.id
         case .activityWithdrawn(let id, _), .continued(let id, _, _), .continueFailed(let id, _): id
-        case .peerReachable, .peerUnreachable, .paused, .resumed: nil
+        case .peerReachable, .peerUnreachable, .paused, .resumed, .filesReceived: nil
         }
     }
 
@@ -85,6 +88,13 @@ public struct AgentEvent: Sendable, Equatable {
             body["id"] = .string(id.uuidString)
             body["error"] = ControlProtocol.errorJSON(error)
         case .paused, .resumed: break
+        case .filesReceived(let received):
+            body["id"] = .string(received.id.uuidString)
+            body["peer"] = .string(received.peer)
+            body["files"] = .integer(received.files)
+            body["bytes"] = .integer(received.bytes)
+            body["directory"] = .string(received.directory)
+            body["summary"] = .string(received.summary)
         }
         return .object(body)
     }
@@ -115,6 +125,10 @@ public struct AgentEvent: Sendable, Equatable {
             kind = .continueFailed(id: id, error: ControlProtocol.error(fromJSON: body["error"]))
         case "paused": kind = .paused
         case "resumed": kind = .resumed
+        case "filesReceived":
+            guard let id, let peer else { return nil }
+            kind = .filesReceived(ReceivedFiles(id: id, peer: peer, files: Int(clamping: body["files"]?.int64Value ?? 0),
+                                                bytes: Int(clamping: body["bytes"]?.int64Value ?? 0), directory: body.text("directory")))
         default: return nil
         }
         self.init(kind, at: time)

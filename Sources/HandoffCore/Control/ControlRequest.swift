@@ -44,6 +44,9 @@ public enum ControlRequest: Sendable, Equatable {
     case openStreams(continuationID: UUID)
     /// `acceptStreams`: the source app's end of a stream pair (the connection's first request).
     case acceptStreams(streamID: UUID)
+    /// `sendFiles`: `handoff send`'s files to a paired device (the connection's first request);
+    /// once answered (``SendFilesResult``), the connection carries the files' frames.
+    case sendFiles(peer: String, offer: FileOffer)
     /// `watch`: the agent's events (``AgentEvent``) follow on this connection until it closes.
     case watch
     /// `pause` (true) and `resume` (false): Apple's "Allow Handoff" switch.
@@ -62,10 +65,13 @@ public enum ControlRequest: Sendable, Equatable {
     /// follow the answer as stream frames.
     case paste(from: String?)
 
-    /// Where `open` sends: a URL, or a file's name and bytes.
+    /// Where `open` sends: a URL, a file's name and bytes, or a file's name and size whose bytes
+    /// follow as stream frames on the connection (`handoff open`: the request is then the
+    /// connection's first, and the agent relays the bytes to the peer).
     public enum OpenTarget: Sendable, Equatable {
         case url(URL)
         case file(name: String, data: [UInt8])
+        case streamedFile(name: String, size: Int)
     }
 
     /// The arguments of `open`.
@@ -125,6 +131,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .reply: "reply"
         case .openStreams: "openStreams"
         case .acceptStreams: "acceptStreams"
+        case .sendFiles: "sendFiles"
         case .watch: "watch"
         case .setPaused(let paused): paused ? "pause" : "resume"
         case .diagnose: "diagnose"
@@ -147,7 +154,8 @@ public enum ControlRequest: Sendable, Equatable {
     /// Whether the request opens a connection of its own for a stream pair.
     public var startsStreamSession: Bool {
         switch self {
-        case .openStreams, .acceptStreams: true
+        case .openStreams, .acceptStreams, .sendFiles: true
+        case .open(let open): if case .streamedFile = open.target { true } else { false }
         default: false
         }
     }
@@ -168,6 +176,7 @@ public enum ControlRequest: Sendable, Equatable {
             switch open.target {
             case .url(let url): body["url"] = .string(url.absoluteString)
             case .file(let name, let data): body["file"] = .object(["name": .string(name), "data": .string(Data(data).base64EncodedString())])
+            case .streamedFile(let name, let size): body["file"] = .object(["name": .string(name), "size": .integer(size)])
             }
             if let annotation = open.annotation { body["annotation"] = annotation.json }
         case .pair(.accept): body["accept"] = .bool(true)
@@ -196,6 +205,9 @@ public enum ControlRequest: Sendable, Equatable {
             if let size { body["size"] = .integer(size) }
         case .paste(let from):
             if let from { body["from"] = .string(from) }
+        case .sendFiles(let peer, let offer):
+            body["peer"] = .string(peer)
+            body["files"] = offer.json
         }
         return .object(body)
     }
@@ -266,6 +278,9 @@ public enum ControlRequest: Sendable, Equatable {
             let from = body["from"]?.stringValue
             if let from, from.isEmpty { throw .handoffFailed("paste: \"from\" must name a paired device, as `handoff peers` shows it") }
             self = .paste(from: from)
+        case "sendFiles":
+            guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { throw .handoffFailed("sendFiles needs \"peer\", a paired device's name") }
+            self = .sendFiles(peer: peer, offer: try FileOffer(json: body["files"] ?? .null))
         default:
             throw .handoffFailed("unknown command \"\(command)\"; this agent knows \(Self.commandNames.dropLast().joined(separator: ", ")) and \(Self.commandNames.last!)")
         }
@@ -302,8 +317,11 @@ public enum ControlRequest: Sendable, Equatable {
             guard let parsed = URL(string: url), parsed.scheme != nil else { throw .handoffFailed("open: \(url) is not an absolute URL") }
             return OpenCommand(peer: peer, bundleID: bundleID, target: .url(parsed), annotation: annotation)
         }
+        if let file = body["file"], let name = file["name"]?.stringValue, file["data"] == nil, let size = file["size"]?.int64Value, size >= 0 {
+            return OpenCommand(peer: peer, bundleID: bundleID, target: .streamedFile(name: name, size: Int(clamping: size)), annotation: annotation)
+        }
         guard let file = body["file"], let name = file["name"]?.stringValue, let data = file["data"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) else {
-            throw .handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)}")
+            throw .handoffFailed("open needs \"url\" or \"file\": {\"name\", \"data\" (base64)} or {\"name\", \"size\"} (the bytes follow as stream frames)")
         }
         return OpenCommand(peer: peer, bundleID: bundleID, target: .file(name: name, data: Array(data)), annotation: annotation)
     }

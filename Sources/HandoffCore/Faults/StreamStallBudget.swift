@@ -3,7 +3,8 @@
 /// crosses it is cut, and every stream frame after that, the sender's `streamEnd` included, is
 /// dropped. The direction then never ends: the receiver waits until the sender's connection goes.
 ///
-/// It only holds stream frames back; any other frame passes, for the relay's
+/// It only holds stream frames back (and a file send's frames, which travel as stream frames do:
+/// a stalled send never reaches its `fileEnd`); any other frame passes, for the relay's
 /// ``StreamDirectionStateMachine`` to judge.
 public struct StreamStallBudget: Sendable {
     /// What to do with a received frame.
@@ -26,7 +27,7 @@ public struct StreamStallBudget: Sendable {
 
     /// A frame of `kind` with `payloadBytes` bytes of payload arrived from the sender.
     public mutating func received(_ kind: FrameKind, payloadBytes: Int) -> Action {
-        guard kind == .streamData || kind == .streamEnd else { return .pass }
+        guard kind == .streamData || kind == .streamEnd || FileTransferMessage.kinds.contains(kind) else { return .pass }
         guard remaining > 0 else { return .drop }
         guard kind == .streamData else { return .pass }
         if payloadBytes > remaining {

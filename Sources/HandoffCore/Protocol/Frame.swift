@@ -55,6 +55,14 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The source's answer to `clipboardFetch`: the item's type, size and SHA-256; its bytes
     /// follow as `streamData` frames, then `streamEnd`.
     public static let clipboardItem = FrameKind(rawValue: 0x41)
+    /// File send, sender: the files that follow (first frame after hello; docs/PROTOCOL.md).
+    public static let fileOffer = FrameKind(rawValue: 0x48)
+    /// File send, receiver: takes the offer, with the byte each file starts from.
+    public static let fileAnswer = FrameKind(rawValue: 0x49)
+    /// File send, sender: one file's bytes are over; its SHA-256.
+    public static let fileEnd = FrameKind(rawValue: 0x4A)
+    /// File send, receiver: where one file landed, or why it was not kept.
+    public static let fileReceived = FrameKind(rawValue: 0x4B)
     /// Local control socket: a JSON request.
     public static let controlRequest = FrameKind(rawValue: 0x20)
     /// Local control socket: a JSON response.
@@ -64,7 +72,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
         .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .searchRequest, .searchResults, .controlRequest, .controlResponse,
-        .clipboardFetch, .clipboardItem,
+        .clipboardFetch, .clipboardItem, .fileOffer, .fileAnswer, .fileEnd, .fileReceived,
     ]
 
     /// What a peer that is not paired may send: the handshake and the pairing exchange.
@@ -97,6 +105,10 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .searchResults: "searchResults"
         case .clipboardFetch: "clipboardFetch"
         case .clipboardItem: "clipboardItem"
+        case .fileOffer: "fileOffer"
+        case .fileAnswer: "fileAnswer"
+        case .fileEnd: "fileEnd"
+        case .fileReceived: "fileReceived"
         case .controlRequest: "controlRequest"
         case .controlResponse: "controlResponse"
         default: "unknown(0x\(String(rawValue, radix: 16)))"

@@ -69,6 +69,9 @@ public struct OpenRequest: Sendable, Hashable {
     public var sourceApplication: String?
     /// A property list from the sender.
     public var annotation: PropertyListValue?
+    /// The receiver answers `streamAccepted` once it takes the file, before its bytes are sent
+    /// (a relayed `handoff open`); without it the bytes follow `open` at once.
+    public var answersFirst = false
 
     public init(bundleID: String, url: URL? = nil, fileName: String? = nil, fileSize: Int = 0,
                 sourceApplication: String? = nil, annotation: PropertyListValue? = nil) {
@@ -140,6 +143,8 @@ public enum PeerMessage: Sendable, Hashable {
     case clipboardFetch(itemID: UUID)
     /// The clipboard item asked for; its bytes follow as ``streamData(_:)``, then ``streamEnd``.
     case clipboardItem(ClipboardItemInfo)
+    /// A message of a file send (``FileTransferMessage``).
+    case files(FileTransferMessage)
 
     /// Encodes the message as one frame; every payload is a property-list dictionary in the
     /// binary encoding.
@@ -183,6 +188,7 @@ public enum PeerMessage: Sendable, Hashable {
             if let name = r.fileName { fields["fileName"] = .string(name) }
             if let source = r.sourceApplication { fields["sourceApplication"] = .string(source) }
             if let annotation = r.annotation { fields["annotation"] = annotation }
+            if r.answersFirst { fields["answersFirst"] = .bool(true) }
             return Frame(kind: .open, payload: PropertyListBinaryCoding.encode(fields))
         case .opened(let handled):
             return Frame(kind: .opened, payload: PropertyListBinaryCoding.encode(["handled": .bool(handled)]))
@@ -210,6 +216,8 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .clipboardFetch, payload: PropertyListBinaryCoding.encode(["itemID": .uuid(itemID)]))
         case .clipboardItem(let item):
             return Frame(kind: .clipboardItem, payload: PropertyListBinaryCoding.encode(item.propertyList))
+        case .files(let message):
+            return message.frame
         case .userInfo(let u):
             return Frame(kind: .userInfo, payload: PropertyListBinaryCoding.encode(u))
         case .searchRequest(let request):
@@ -230,6 +238,7 @@ public enum PeerMessage: Sendable, Hashable {
         // Stream frames carry raw bytes, not a property list.
         if kind == .streamData { self = .streamData(frame.payload); return }
         if kind == .streamEnd { self = .streamEnd; return }
+        if FileTransferMessage.kinds.contains(kind) { self = .files(try FileTransferMessage(frame: frame)); return }
         let fields: UserInfo
         do { fields = try PropertyListBinaryCoding.decodeUserInfo(frame.payload) } catch { throw malformed(error.description) }
         switch kind {
@@ -274,6 +283,7 @@ public enum PeerMessage: Sendable, Hashable {
             if case .string(let name)? = fields["fileName"] { request.fileName = name }
             if case .string(let source)? = fields["sourceApplication"] { request.sourceApplication = source }
             request.annotation = fields["annotation"]
+            if case .bool(true)? = fields["answersFirst"] { request.answersFirst = true }
             guard (request.url == nil) != (request.fileName == nil) else { throw malformed("needs exactly one of url and fileName") }
             self = .open(request)
         case .opened:

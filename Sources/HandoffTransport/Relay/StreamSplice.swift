@@ -15,9 +15,12 @@ public struct StreamSpliceDirection: Sendable {
     /// When reading fails, a frame to pass on before the pair is closed (an error the far end
     /// can report), or nil.
     public var lastWords: (@Sendable (any Error) -> Frame?)?
+    /// Kinds relayed like stream data besides it (a file send's frames).
+    public var alsoRelaying: Set<FrameKind>
 
-    public init(lastWords: (@Sendable (any Error) -> Frame?)? = nil) {
+    public init(lastWords: (@Sendable (any Error) -> Frame?)? = nil, alsoRelaying: Set<FrameKind> = []) {
         self.lastWords = lastWords
+        self.alsoRelaying = alsoRelaying
     }
 }
 
@@ -342,7 +345,7 @@ public final class StreamSpliceHandler: ChannelDuplexHandler, RemovableChannelHa
         // may have sent everything and closed before the app's side was joined), then ends.
         guard !channelClosed || !held.isEmpty else { throw ChannelError.ioOnClosedChannel }
         self.partner = partner
-        self.direction = StreamDirectionStateMachine()
+        self.direction = StreamDirectionStateMachine(alsoRelaying: direction.alsoRelaying)
         self.lastWords = direction.lastWords
         self.onEnd = onEnd
         mode = .holding

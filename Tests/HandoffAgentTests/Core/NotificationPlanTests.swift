@@ -180,3 +180,18 @@ struct NotificationPlanTests {
         #expect(plan.posted(activity: a, serverID: 11) == [.close(11)])
     }
 }
+
+@Suite("NotificationPlan: files received")
+struct NotificationPlanFilesTests {
+    @Test func filesReceivedPostANoticeWithoutActionThatStays() {
+        var plan = NotificationPlan(enabled: true, paused: false)
+        _ = plan.serverAppeared(capabilities: ["actions"])
+        let received = ReceivedFiles(id: UUID(), peer: "h1", files: 3, bytes: 3 << 20, directory: "/d")
+        let event = AgentEvent(.filesReceived(received), at: Date(timeIntervalSince1970: 0))
+        #expect(plan.receive(event) == [.notify(replacing: nil, summary: "3 files from h1, 3.0 MiB", body: "in /d", withAction: false, activity: received.id)])
+        // Its answer does not close it (an activity's notification that is gone would be).
+        #expect(plan.posted(activity: received.id, serverID: 9).isEmpty)
+        _ = plan.setEnabled(false)
+        #expect(plan.receive(event).isEmpty, "nothing while notifications are off")
+    }
+}

@@ -1,0 +1,183 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+import Logging
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The receiving side of `handoff send` (docs/PROTOCOL.md, "Sending files"), on a paired
+/// device's peer connection: the offer is answered (``FileOfferDecision``), then each file's
+/// bytes are written to its partial file, hashed, checked against its SHA-256, fsynced and linked
+/// into the download directory (``DownloadDirectory``), and a `fileReceived` receipt goes back.
+///
+/// A file that breaks off stays as a partial file (if it can resume: a known size and hash) for
+/// the next send of it; a file whose hash does not match is discarded, and says so. The send ends
+/// at the first file not kept.
+enum FileReceiver {
+    /// Answers `offer` and receives its files; returns once the send is over.
+    static func receive<I: AsyncIteratorProtocol>(_ offer: FileOffer, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
+                                                  peer: String, device: DeviceID?, agent: Agent, logger: Logger) async throws where I.Element == Frame {
+        let configuration = agent.configuration
+        let receiving = configuration.receive
+        func refuse(_ error: HandoffError) async throws {
+            logger.info("refused files", metadata: ["handoff.peer": "\(peer)", "handoff.error": "\(error)"])
+            try await outbound.write(PeerMessage.error(code: error.code.rawValue, message: error.message).frame)
+        }
+        guard let device else { return try await refuse(.connectionUnavailable("only a paired device may send files")) }
+        var directory: DownloadDirectory?
+        if receiving.enabled {
+            let path = DownloadDirectory.resolve(configured: receiving.directory)
+            do { directory = try DownloadDirectory(path: path) } catch {
+                return try await refuse(.handoffFailed("\(configuration.name) cannot receive files: \(error)"))
+            }
+            directory?.sweep()
+        }
+        let partialNames = offer.files.map { PartialFileKey.text(device: device.description, file: $0).map(FileDigest.hex(of:)) }
+        let lengths = partialNames.map { name in name.flatMap { directory?.partialLength(named: $0) } }
+        let decision: FileOfferDecision
+        switch FileOfferDecision.decide(offer, from: peer, receiver: configuration.name, policy: receiving.policy,
+                                        partialLengths: lengths, freeBytes: directory?.freeBytes) {
+        case .failure(let error): return try await refuse(error)
+        case .success(let taken): decision = taken
+        }
+        guard let directory else { return }
+        try await outbound.write(PeerMessage.files(.answer(starts: decision.starts)).frame)
+        logger.info("receiving files", metadata: [
+            "handoff.peer": "\(peer)", "handoff.files": "\(offer.files.count)", "handoff.starts": "\(decision.starts)",
+        ])
+
+        var kept = 0
+        var keptBytes = 0
+        var budget = receiving.maxBytes - offer.knownBytes  // what standard input may still bring
+        for (index, file) in offer.files.enumerated() {
+            var target = Target(index: index, file: file, path: decision.paths[index], start: decision.starts[index],
+                                partialName: partialNames[index] ?? "stdin-\(UUID().uuidString)")
+            let receipt = await receiveFile(&target, inbound: &inbound, directory: directory, budget: &budget, peer: peer)
+            logger.info("file received", metadata: [
+                "handoff.peer": "\(peer)", "handoff.name": "\(receipt.name)", "handoff.start": "\(receipt.start)",
+                "handoff.bytes": "\(receipt.bytes)", "handoff.error": "\(receipt.error?.description ?? "none")",
+            ])
+            try await outbound.write(PeerMessage.files(.received(receipt)).frame)
+            guard receipt.error == nil else {
+                try await outbound.write(PeerMessage.streamEnd.frame)
+                return
+            }
+            kept += 1
+            keptBytes += receipt.start + receipt.bytes
+        }
+        guard let end = try await inbound.next(), end.kind == .streamEnd else { return }
+        try await outbound.write(PeerMessage.streamEnd.frame)
+        let received = ReceivedFiles(id: UUID(), peer: peer, files: kept, bytes: keptBytes, directory: directory.path)
+        agent.events.publish([AgentEvent(.filesReceived(received), at: agent.wallClock())])
+    }
+
+    /// One file of the send, as the receiver places it.
+    struct Target {
+        var index: Int
+        var file: OfferedFile
+        var path: ReceivedPath
+        var start: Int
+        var partialName: String
+    }
+
+    /// Receives one file's bytes up to its `fileEnd`, and places it. A broken connection throws
+    /// (the partial file stays if the file can resume); a refused file comes back as a receipt
+    /// with its error.
+    private static func receiveFile<I: AsyncIteratorProtocol>(_ target: inout Target, inbound: inout I, directory: DownloadDirectory,
+                                                              budget: inout Int, peer: String) async -> FileReceipt where I.Element == Frame {
+        let file = target.file
+        func failed(_ error: HandoffError, bytes: Int = 0) -> FileReceipt {
+            directory.removePartial(named: target.partialName)
+            return FileReceipt(index: target.index, name: "", start: target.start, bytes: bytes, error: error)
+        }
+        let fd: Int32
+        do { fd = try directory.openPartial(named: target.partialName) } catch { return failed(.handoffFailed("\(error)")) }
+        defer { close(fd) }
+        var digest = FileDigest()
+        // The kept prefix is hashed again: the final SHA-256 covers the whole file.
+        if target.start > 0, !hashPrefix(fd, length: target.start, into: &digest) { target.start = 0; digest = FileDigest() }
+        guard ftruncate(fd, off_t(target.start)) == 0, lseek(fd, off_t(target.start), SEEK_SET) == off_t(target.start) else {
+            return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"))
+        }
+        var written = 0
+        var hash: String?
+        do {
+            while hash == nil, let frame = try await inbound.next() {
+                switch frame.kind {
+                case .streamData:
+                    let total = target.start + written + frame.payload.count
+                    if let size = file.size, total > size {
+                        return failed(.handoffFailed("\(peer) sent more than the \(size) bytes it offered for \(target.path)"), bytes: written)
+                    }
+                    if file.size == nil {
+                        budget -= frame.payload.count
+                        guard budget >= 0 else {
+                            return failed(.userInfoTooLarge("standard input from \(peer) passed receive.maxBytes; nothing was kept"), bytes: written)
+                        }
+                    }
+                    try OpenURLTransfer.writeAll(fd, frame.payload)
+                    digest.update(frame.payload)
+                    written += frame.payload.count
+                case .fileEnd:
+                    guard case .files(.fileEnd(let sha256)) = try PeerMessage(frame: frame) else { throw FrameError.malformed(kind: .fileEnd, reason: "no hash") }
+                    hash = sha256
+                default:
+                    throw FrameError.unexpected(kind: frame.kind, expecting: "file data or fileEnd")
+                }
+            }
+        } catch let error as OpenURLTransfer.InboxError {
+            // A write failed (the disk is full, say): what was written is of no use.
+            return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(error)"), bytes: written)
+        } catch {
+            if !file.isResumable { directory.removePartial(named: target.partialName) }
+            return FileReceipt(index: target.index, name: "", start: target.start, bytes: written,
+                               error: .handoffFailed("the send from \(peer) broke: \(error)"))
+        }
+        guard let hash else {
+            // The connection ended mid-file: the partial file stays for a send to resume.
+            if !file.isResumable { directory.removePartial(named: target.partialName) }
+            return FileReceipt(index: target.index, name: "", start: target.start, bytes: written,
+                               error: .handoffFailed("the send from \(peer) ended inside \(target.path)"))
+        }
+        if let size = file.size, target.start + written != size {
+            return failed(.handoffFailed("\(target.path) ended after \(target.start + written) of its \(size) bytes; nothing was kept"), bytes: written)
+        }
+        let computed = digest.hexDigest()
+        guard computed == hash, file.sha256 == nil || file.sha256 == computed else {
+            let resumed = target.start > 0 ? " (resumed from \(target.start) bytes kept from an earlier send)" : ""
+            return failed(.handoffFailed("\(target.path) arrived with SHA-256 \(computed), not the sender's \(file.sha256 ?? hash)\(resumed); the partial file was discarded: send it again"), bytes: written)
+        }
+        _ = fchmod(fd, mode_t(file.mode & 0o755 | 0o600))  // the owner may always read and write what arrived
+        guard fsync(fd) == 0 else { return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"), bytes: written) }
+        do {
+            let name = try directory.place(partial: target.partialName, at: target.path)
+            return FileReceipt(index: target.index, name: name, start: target.start, bytes: written)
+        } catch {
+            return failed(.handoffFailed("\(error)"), bytes: written)
+        }
+    }
+
+    /// Hashes the first `length` bytes of `fd`; false when they cannot all be read.
+    private static func hashPrefix(_ fd: Int32, length: Int, into digest: inout FileDigest) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset = 0
+        while offset < length {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, min($0.count, length - offset), off_t(offset)) }
+            guard n > 0 else { return false }
+            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+            offset += n
+        }
+        return true
+    }
+}
