@@ -54,6 +54,10 @@ public enum ControlRequest: Sendable, Equatable {
     case search(query: String, devices: SearchScope, limit: Int)
     /// `deleteSaved`: deletes saved activities (an app's own only, when an app asks).
     case deleteSaved(SavedSelection)
+    /// `link`: a lasting link to a held or saved activity's content (``HandoffLink``).
+    case link(LinkSource)
+    /// `continueLink`: continues a link's content in the local app that declares its type.
+    case continueLink(String)
 
     /// Where `open` sends: a URL, or a file's name and bytes.
     public enum OpenTarget: Sendable, Equatable {
@@ -96,6 +100,7 @@ public enum ControlRequest: Sendable, Equatable {
     public static let commandNames = [
         "status", "peers", "list", "publish", "resign", "continue", "open", "pair", "pairable", "faults", "trustList", "trustAdd",
         "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose", "search", "deleteSaved",
+        "link", "continueLink",
     ]
 
     /// The request's name on the wire.
@@ -123,6 +128,8 @@ public enum ControlRequest: Sendable, Equatable {
         case .diagnose: "diagnose"
         case .search: "search"
         case .deleteSaved: "deleteSaved"
+        case .link: "link"
+        case .continueLink: "continueLink"
         }
     }
 
@@ -173,6 +180,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .openStreams(let id): body["continuationID"] = .string(id.uuidString)
         case .acceptStreams(let id): body["streamID"] = .string(id.uuidString)
         case .search, .deleteSaved: addSearchArguments(to: &body)
+        case .link, .continueLink: addLinkArguments(to: &body)
         }
         return .object(body)
     }
@@ -230,6 +238,8 @@ public enum ControlRequest: Sendable, Equatable {
             self = .acceptStreams(streamID: id)
         case "search": self = try Self.search(body)
         case "deleteSaved": self = .deleteSaved(try Self.savedSelection(body))
+        case "link": self = .link(try Self.linkSource(body))
+        case "continueLink": self = .continueLink(try Self.linkText(body))
         default:
             throw .handoffFailed("unknown command \"\(command)\"; this agent knows \(Self.commandNames.dropLast().joined(separator: ", ")) and \(Self.commandNames.last!)")
         }
