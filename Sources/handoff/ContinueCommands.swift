@@ -33,7 +33,7 @@ struct Continue: AsyncParsableCommand {
             Exits 0 when a handler (or the URL opener) took the activity, 1 with an NSUserActivity error code otherwise. \
             To retry safely after a lost reply, give the retry the same --idempotency-key: the agent answers it with the \
             first attempt's result ("replayed") and runs no handler again. \
-            Given a link (\(HandoffLink.prefix)…, as `handoff link` prints it), gives its content to the local app \
+            Given a link (\(HandoffLink.prefix)..., as `handoff link` prints it), gives its content to the local app \
             that declares its type (started from its manifest if needed), else opens its webpageURL through the \
             URL opener; a link never runs a configured handler.
             """)

@@ -7,7 +7,7 @@ struct Link: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a lasting link to an activity's content (Quick Note style).",
         discussion: """
-            The link (\(HandoffLink.prefix)…) carries the activity's type, persistentIdentifier, \
+            The link (\(HandoffLink.prefix)...) carries the activity's type, persistentIdentifier, \
             targetContentIdentifier, webpageURL and title, and never its userInfo. It does not expire and \
             depends on no activity, agent run or device: `handoff continue LINK` on any host gives the content \
             to the app there that declares the type, else opens the webpageURL. ID is an activity this host \
