@@ -50,7 +50,7 @@ struct LinkContinuationTests {
         }
     }
 
-    @Test("--persistent-id links a held activity by its persistent identifier; an unknown one is a clear error")
+    @Test("--persistent-id links a held, else a saved, activity by its persistent identifier; an unknown one is a clear error")
     func linkByPersistentIdentifier() async throws {
         let source = try await AgentHarness.start(name: "src")
         _ = try await source.agent.publish(Activity(activityType: Self.notes, persistentIdentifier: "n1", webpageURL: URL(string: "https://example.com/n/1")))
@@ -58,6 +58,13 @@ struct LinkContinuationTests {
         #expect(try HandoffLink(parsing: link.link).webpageURL?.absoluteString == "https://example.com/n/1")
         let missing = await source.agent.link(to: .saved(persistentIdentifier: "gone"))
         #expect(throws: HandoffError.self) { try missing.get() }
+        // Resigned, but saved for search: the link comes from the saved activity.
+        let searchable = Activity(activityType: Self.notes, title: "Budget", targetContentIdentifier: "docs/budget",
+                                  persistentIdentifier: "budget", isEligibleForSearch: true)
+        try await source.agent.resign(id: try await source.agent.publish(searchable))
+        await source.agent.saveForSearch(searchable, bundleID: "com.example.notes")
+        let saved = try HandoffLink(parsing: try await source.agent.link(to: .saved(persistentIdentifier: "budget")).get().link)
+        #expect(saved == (try HandoffLink(activityType: Self.notes, persistentIdentifier: "budget", targetContentIdentifier: "docs/budget", title: "Budget")))
         let noContent = try await source.agent.publish(Activity(activityType: Self.notes, title: "only a title"))
         let refused = await source.agent.link(to: .held(noContent.uuidString))
         #expect((try? refused.get()) == nil)
