@@ -101,14 +101,24 @@ extension Agent {
     /// The app that should continue an activity of `type` from `team` (``AppRegistry/route(_:fromTeam:)``):
     /// one that is not running but has a manifest in `appsDirectory` is started first.
     func app(for type: ActivityType, fromTeam team: String?) async -> (manifest: AppManifest, link: ControlLink)? {
-        switch registry.route(type, fromTeam: team) {
+        await app(routedBy: { $0.route(type, fromTeam: team) })
+    }
+
+    /// The app that should continue a link's content of `type` (``AppRegistry/route(linkOf:)``),
+    /// started first as ``app(for:fromTeam:)`` starts one.
+    func app(forLinkOf type: ActivityType) async -> (manifest: AppManifest, link: ControlLink)? {
+        await app(routedBy: { $0.route(linkOf: type) })
+    }
+
+    private func app(routedBy route: (AppRegistry) -> AppRegistry.Route) async -> (manifest: AppManifest, link: ControlLink)? {
+        switch route(registry) {
         case .none:
             return nil
         case .running(let connection, _):
             return app(on: connection)
         case .launch(let candidate):
             await launch(candidate)
-            guard case .running(let connection, _) = registry.route(type, fromTeam: team) else { return nil }
+            guard case .running(let connection, _) = route(registry) else { return nil }
             return app(on: connection)
         }
     }

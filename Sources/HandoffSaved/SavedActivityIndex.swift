@@ -123,6 +123,17 @@ public final class SavedActivityIndex: Sendable {
         }
     }
 
+    /// The newest saved activity with this persistent identifier that has not expired by `now`
+    /// (for `handoff link --persistent-id`); `device` names this host.
+    public func saved(persistentIdentifier: String, device: String, now: Date) async throws -> SavedActivity? {
+        try await database.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT saved.*, 0.0 AS rank FROM saved
+                WHERE persistentIdentifier = ? AND (expiresAt IS NULL OR expiresAt > ?) ORDER BY savedAt DESC LIMIT 1
+                """, arguments: [persistentIdentifier, now.timeIntervalSince1970]).map { Self.savedActivity($0, device: device) }
+        }
+    }
+
     /// Deletes the saved activities with these persistent identifiers; returns how many.
     @discardableResult
     public func delete(persistentIdentifiers: [String], by deleter: Deleter) async throws -> Int {

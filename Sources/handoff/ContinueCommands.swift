@@ -32,10 +32,14 @@ struct Continue: AsyncParsableCommand {
             shows it; an ambiguous prefix exits 64 and lists the candidates. \
             Exits 0 when a handler (or the URL opener) took the activity, 1 with an NSUserActivity error code otherwise. \
             To retry safely after a lost reply, give the retry the same --idempotency-key: the agent answers it with the \
-            first attempt's result ("replayed") and runs no handler again.
+            first attempt's result ("replayed") and runs no handler again. \
+            Given a link (\(HandoffLink.prefix)..., as `handoff link` prints it), gives its content to the local app \
+            that declares its type (started from its manifest if needed), else opens its webpageURL through the \
+            URL opener; a link never runs a configured handler.
             """)
     @OptionGroup var options: GlobalOptions
-    @Argument(help: ArgumentHelp("The activity's ID or a unique prefix of it, as `handoff list` shows it (default: the newest).", valueName: "id"))
+    @Argument(help: ArgumentHelp("The activity's ID or a unique prefix of it, as `handoff list` shows it (default: the newest); or a link from `handoff link`.",
+                                  valueName: "id|link"))
     var id: String?
     @Option(name: .long, help: ArgumentHelp("Only activities this device offers (its name, as `handoff list` shows it).", valueName: "peer"))
     var from: String?
@@ -50,14 +54,25 @@ struct Continue: AsyncParsableCommand {
             }
         }
         if let from, from.isEmpty { throw ValidationError("--from needs a device's name, as `handoff list` shows it") }
+        if let id, HandoffLink.looksLikeLink(id), from != nil || idempotencyKey != nil {
+            throw ValidationError("a link continues alone: --from and --idempotency-key are for a paired device's activities")
+        }
     }
 
     func run() async throws {
+        if let id, HandoffLink.looksLikeLink(id) { return try await continueLink(id) }
         let target = try await chosenActivity()
         let request = ControlRequest.continueActivity(id: target, idempotencyKey: idempotencyKey)
         guard let result = try await options.call(request, as: ContinueResult.self, prettyJSON: false) else { return }
         let replayed = result.replayed ? "; a retry: answered from the first attempt" : ""
         say("continued \(result.activityType) from \(result.peer) (taken by \(result.by)\(replayed))")
+    }
+
+    /// Continues a link's content here (the agent reads the link strictly).
+    private func continueLink(_ text: String) async throws {
+        guard let result = try await options.call(.continueLink(text), as: ContinueResult.self, prettyJSON: false) else { return }
+        let taker = result.app.map { "the app \($0)" } ?? result.by
+        say("continued \(result.activityType) from a link (taken by \(taker))")
     }
 
     /// The activity meant: a whole ID as given (the agent says why it is not on offer, if it is

@@ -23,7 +23,7 @@ struct HandoffCLI: AsyncParsableCommand {
             """,
         version: "handoff \(HandoffVersion.description)",
         subcommands: [Status.self, Peers.self, List.self, Watch.self, Publish.self, Resign.self, Continue.self, Open.self, Send.self, Pause.self, Resume.self,
-                      Pair.self, Trust.self, Doctor.self, Fault.self, BrowserHost.self, Search.self, Saved.self, Copy.self, Paste.self])
+                      Pair.self, Trust.self, Doctor.self, Fault.self, BrowserHost.self, Search.self, Saved.self, Link.self, Copy.self, Paste.self])
 
     /// `--socket` and `--json` are accepted before or after any subcommand's name, at any depth:
     /// the root parses them wherever they stand, and every subcommand's `@OptionGroup` of

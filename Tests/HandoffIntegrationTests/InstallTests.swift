@@ -30,6 +30,7 @@ final class InstallTests: XCTestCase {
                                        config + "/chromium/NativeMessagingHosts/org.handoff.browser_host.json",
                                        config + "/google-chrome/NativeMessagingHosts/org.handoff.browser_host.json",
                                        top + "/home/.mozilla/native-messaging-hosts/org.handoff.browser_host.json",
+                                       top + "/home/.local/share/applications/handoff-link.desktop",
                                        config + "/handoff/handoffd.json"]  // last: uninstall keeps it
         for file in files { XCTAssertTrue(FileManager.default.fileExists(atPath: file), "\(file) is not installed") }
         let configMode = try FileManager.default.attributesOfItem(atPath: config + "/handoff/handoffd.json")[.posixPermissions] as? Int
@@ -40,6 +41,14 @@ final class InstallTests: XCTestCase {
         XCTAssertTrue(hostManifest.contains("\"path\": \"\(prefix)/share/handoff/browser/handoff-browser-host\""), hostManifest)
         let wrapper = try String(contentsOfFile: prefix + "/share/handoff/browser/handoff-browser-host", encoding: .utf8)
         XCTAssertTrue(wrapper.contains("exec \"\(prefix)/bin/handoff\" browser-host"), wrapper)
+
+        // Handoff links (x-handoff:): the desktop entry runs `handoff continue %u`, and is the
+        // scheme's default handler when xdg-mime is here (xdg-utils, which scripts/install-deps installs).
+        let linkEntry = try String(contentsOfFile: top + "/home/.local/share/applications/handoff-link.desktop", encoding: .utf8)
+        XCTAssertTrue(linkEntry.contains("MimeType=x-scheme-handler/x-handoff;") && linkEntry.contains("Exec=\(prefix)/bin/handoff continue %u"), linkEntry)
+        let xdgMime = ["/usr/bin/xdg-mime", "/usr/local/bin/xdg-mime"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let linkHandler = { try self.output(of: xdgMime.map { [$0, "query", "default", "x-scheme-handler/x-handoff"] }, in: lab, environment) }
+        if xdgMime != nil { XCTAssertEqual(try linkHandler(), "handoff-link.desktop") }
 
         let unit = prefix + "/share/systemd/user/handoffd.service"
         let unitText = try String(contentsOfFile: unit, encoding: .utf8)
@@ -73,6 +82,7 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(removed.status, 0, removed.stderr)
         for file in files.dropLast() { XCTAssertFalse(FileManager.default.fileExists(atPath: file), "\(file) is left after uninstall") }
         XCTAssertFalse(FileManager.default.fileExists(atPath: prefix + "/share/handoff"))
+        if xdgMime != nil { XCTAssertEqual(try linkHandler(), "", "uninstall leaves the link handler registered") }
         XCTAssertTrue(FileManager.default.fileExists(atPath: config + "/handoff/handoffd.json"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: state + "/handoff/trust.json"))
 
@@ -81,5 +91,11 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(try lab.run(uninstall + ["--purge"], environment: environment).status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: config + "/handoff"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: state + "/handoff"))
+    }
+
+    /// A command's trimmed standard output (empty without a command).
+    private func output(of command: [String]?, in lab: LabDriver, _ environment: [String: String]) throws -> String {
+        guard let command else { return "" }
+        return try lab.run(command, environment: environment).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -74,12 +74,20 @@ struct AppRegistry: Sendable {
     /// The app for an activity of `type` from `team`: a registered one that declares the type
     /// and belongs to the team (the first by bundle ID), else one in `appsDirectory` to start.
     func route(_ type: ActivityType, fromTeam team: String?) -> Route {
-        if let running = registered.sorted(by: { $0.value.identity.bundleID < $1.value.identity.bundleID })
-            .first(where: { $0.value.accepts(type, fromTeam: team) })
-        {
+        route { $0.accepts(type, fromTeam: team) }
+    }
+
+    /// The app for a link's content of `type` (``HandoffLink``): one that declares the type, of
+    /// any team, chosen as ``route(_:fromTeam:)`` chooses.
+    func route(linkOf type: ActivityType) -> Route {
+        route { $0.activityTypes.contains(type) }
+    }
+
+    private func route(to accepts: (AppManifest) -> Bool) -> Route {
+        if let running = registered.sorted(by: { $0.value.identity.bundleID < $1.value.identity.bundleID }).first(where: { accepts($0.value) }) {
             return .running(connection: running.key, manifest: running.value)
         }
-        guard let candidate = launchable.first(where: { $0.manifest.accepts(type, fromTeam: team) }) else { return .none }
+        guard let candidate = launchable.first(where: { accepts($0.manifest) }) else { return .none }
         return .launch(candidate)
     }
 

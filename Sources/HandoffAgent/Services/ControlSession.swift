@@ -187,6 +187,10 @@ public enum ControlSession {
             return await agent.search(query, devices: devices, limit: limit).asControlResult
         case .deleteSaved(let which):
             return await agent.deleteSaved(which, byApp: await link?.manifest?.identity.bundleID).asControlResult
+        case .link(let source):
+            return await agent.link(to: source).asControlResult
+        case .continueLink(let text):
+            return await agent.continueLink(text).asControlResult
         case .watch:
             return .failure(.handoffFailed("watch needs a control connection"))
         case .openStreams, .acceptStreams, .copy, .paste, .sendFiles:

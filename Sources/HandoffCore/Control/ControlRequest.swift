@@ -64,6 +64,10 @@ public enum ControlRequest: Sendable, Equatable {
     /// `paste`: the newest clipboard item of a reachable paired device (or of `from`); its bytes
     /// follow the answer as stream frames.
     case paste(from: String?)
+    /// `link`: a lasting link to a held or saved activity's content (``HandoffLink``).
+    case link(LinkSource)
+    /// `continueLink`: continues a link's content in the local app that declares its type.
+    case continueLink(String)
 
     /// Where `open` sends: a URL, a file's name and bytes, or a file's name and size whose bytes
     /// follow as stream frames on the connection (`handoff open`: the request is then the
@@ -109,6 +113,7 @@ public enum ControlRequest: Sendable, Equatable {
     public static let commandNames = [
         "status", "peers", "list", "publish", "resign", "continue", "open", "pair", "pairable", "faults", "trustList", "trustAdd",
         "trustRemove", "registerApp", "reply", "watch", "pause", "resume", "diagnose", "search", "deleteSaved", "copy", "paste",
+        "link", "continueLink",
     ]
 
     /// The request's name on the wire.
@@ -137,6 +142,8 @@ public enum ControlRequest: Sendable, Equatable {
         case .diagnose: "diagnose"
         case .search: "search"
         case .deleteSaved: "deleteSaved"
+        case .link: "link"
+        case .continueLink: "continueLink"
         case .copy: "copy"
         case .paste: "paste"
         }
@@ -208,6 +215,7 @@ public enum ControlRequest: Sendable, Equatable {
         case .sendFiles(let peer, let offer):
             body["peer"] = .string(peer)
             body["files"] = offer.json
+        case .link, .continueLink: addLinkArguments(to: &body)
         }
         return .object(body)
     }
@@ -281,6 +289,8 @@ public enum ControlRequest: Sendable, Equatable {
         case "sendFiles":
             guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { throw .handoffFailed("sendFiles needs \"peer\", a paired device's name") }
             self = .sendFiles(peer: peer, offer: try FileOffer(json: body["files"] ?? .null))
+        case "link": self = .link(try Self.linkSource(body))
+        case "continueLink": self = .continueLink(try Self.linkText(body))
         default:
             throw .handoffFailed("unknown command \"\(command)\"; this agent knows \(Self.commandNames.dropLast().joined(separator: ", ")) and \(Self.commandNames.last!)")
         }
