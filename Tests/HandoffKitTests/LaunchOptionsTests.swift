@@ -69,4 +69,45 @@ struct LaunchOptionsTests {
         #expect(delegate.log.all == ["C:willFinishLaunching", "C:didFinishLaunching", "C:shouldSave"] || delegate.log.all == ["C:willFinishLaunching", "C:didFinishLaunching"],
                 "\(delegate.log.all)")
     }
+
+    @Test("an app started for `handoff open` gets the URL in its options; declining the launch refuses the open with 4608",
+          arguments: [true, false])
+    func launchedForAnOpen(accepts: Bool) async throws {
+        let sender = try await AgentHarness.start(name: "src")
+        let receiver = try await AgentHarness.start(name: "dst")
+        let marker = try temporaryStateDirectory() + "/launched"
+        _ = await receiver.agent.reload(receiver.agent.configuration,
+                                        launchable: [LaunchableApp(manifest: Self.manifest, launch: ["/bin/sh", "-c", "touch \(marker)"])])
+        let delegate = RestoringAppDelegate("C", log: CallLog(), saves: false, acceptsLaunch: accepts)
+        let url = URL(string: "https://example.com/list?id=7")!
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await sender.run() }
+            group.addTask { try await receiver.run() }
+            await receiver.introduce(to: sender)
+            let opening = Task {
+                await sender.agent.open(OpenRequest(bundleID: Self.manifest.identity.bundleID, url: url), file: [], onPeer: "dst")
+            }
+            for _ in 0..<500 where !FileManager.default.fileExists(atPath: marker) { try await Task.sleep(for: .milliseconds(10)) }
+            let launched = HandoffApplication(manifest: Self.manifest, socketPath: receiver.socketPath, delegate: delegate,
+                                              restorationStatePath: marker + ".state")
+            let result = try await { () async throws -> Result<OpenResult, HandoffError> in
+                var result: Result<OpenResult, HandoffError>!
+                try await whileRunning(launched) { result = await opening.value }
+                return result
+            }()
+            group.cancelAll()
+            let options = try #require(delegate.launchOptions)
+            #expect(options.opensResource)
+            #expect(options.url == url)
+            if accepts {
+                #expect(try result.get().handled)
+                #expect(delegate.log.all.contains("C:open:\(url.absoluteString)"))
+            } else {
+                guard case .failure(let error) = result else { Issue.record("opened in an app that declined its launch"); return }
+                #expect(error.code == .userActivityHandoffFailed)
+                #expect(error.message.contains("declined to continue"), "\(error)")
+                #expect(!delegate.log.all.contains { $0.hasPrefix("C:open") })
+            }
+        }
+    }
 }

@@ -64,6 +64,11 @@ final class RestoringAppDelegate: HandoffApplicationDelegate {
     func didFailToContinueUserActivity(withType activityType: String, error: HandoffError) async {
         log.add("\(name):didFail")
     }
+
+    func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool {
+        log.add("\(name):open:\(url.absoluteString)")
+        return true
+    }
 }
 
 /// A restorable object: a draft whose text is preserved.
