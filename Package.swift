@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "HandoffKit",
             dependencies: [
-                "HandoffCore", "HandoffTransport",
+                "HandoffCore", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import HandoffKit
+import Synchronization
 
 /// A small notes editor that shows HandoffKit on two hosts:
 ///
@@ -119,12 +120,22 @@ struct Open: AsyncParsableCommand {
     @Flag(help: "Exit after the first note is opened.") var once = false
     @Flag(name: .customLong("read-streams"), help: "Open the note's continuation streams and read its attachment.")
     var readStreams = false
+    @Flag(name: .customLong("restore-state"), help: "Save the last note shown when quitting (also on SIGTERM) and show it again at the next start.")
+    var restoreState = false
 
     func run() async throws {
-        let viewer = NoteViewerDelegate(once: once, readStreams: readStreams)
+        let viewer = NoteViewerDelegate(once: once, readStreams: readStreams, restoresState: restoreState)
         let application = HandoffApplication(manifest: app.manifest, delegate: viewer)
+        await application.registerStateRestoring(viewer.window, identifierPath: ["notes"])
+        // SIGTERM ends run(), which saves the state: the default action would end the process at once.
+        signal(SIGTERM, SIG_IGN)
+        let terminated = AsyncStream.makeStream(of: Void.self)
+        let signals = DispatchSource.makeSignalSource(signal: SIGTERM)
+        signals.setEventHandler { terminated.continuation.yield() }
+        signals.resume()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await application.run() }
+            group.addTask { for await _ in terminated.stream { return } }
             try await application.waitUntilConnected()
             await application.registerRestorable(viewer.window, identifierPath: ["notes"])
             say("ready: \(app.bundleID) (team \(app.team)) continues \(NotesEditor.activityType)")
@@ -139,13 +150,23 @@ struct Open: AsyncParsableCommand {
 final class NoteViewerDelegate: HandoffApplicationDelegate {
     let once: Bool
     let readStreams: Bool
+    let restoresState: Bool
     let window = NoteWindow()
     private let done = AsyncStream.makeStream(of: Void.self)
 
-    init(once: Bool, readStreams: Bool) {
+    init(once: Bool, readStreams: Bool, restoresState: Bool) {
         self.once = once
         self.readStreams = readStreams
+        self.restoresState = restoresState
     }
+
+    func didFinishLaunching(options: LaunchOptions) async -> Bool {
+        if let type = options.userActivityType { say("didFinishLaunching: started by the agent to continue \(type)") }
+        return true
+    }
+
+    func shouldSaveApplicationState(coder: RestorationCoder) async -> Bool { restoresState }
+    func shouldRestoreApplicationState(coder: RestorationCoder) async -> Bool { restoresState }
 
     func waitUntilDone() async {
         for await _ in done.stream { return }
@@ -198,14 +219,30 @@ final class NoteViewerDelegate: HandoffApplicationDelegate {
     }
 }
 
-/// Where a continued note is shown.
-final class NoteWindow: UserActivityRestoring {
+/// Where a continued note is shown; the note shown last is its preserved state.
+final class NoteWindow: UserActivityRestoring, StateRestoring {
+    private let shown = Mutex<(title: String, text: String)?>(nil)
+
     func restoreUserActivityState(_ activity: UserActivity) async {
         let text: String
         if case .string(let value)? = activity.userInfo["text"] { text = value } else { text = "" }
         var line = "restoreUserActivityState: \"\(activity.title ?? "")\": \(text)"
         if case .date(let saved)? = activity.userInfo["savedAt"] { line += " (saved \(saved.formatted(.iso8601)))" }
+        shown.withLock { $0 = (activity.title ?? "", text) }
         say(line)
+    }
+
+    func encodeRestorableState(with coder: RestorationCoder) async {
+        guard let note = shown.withLock({ $0 }) else { return }
+        coder.encode(note.title, forKey: "title")
+        coder.encode(note.text, forKey: "text")
+    }
+
+    func decodeRestorableState(with coder: RestorationCoder) async {
+        guard let title = coder.decodeString(forKey: "title") else { return }
+        let text = coder.decodeString(forKey: "text") ?? ""
+        shown.withLock { $0 = (title, text) }
+        say("decodeRestorableState: the last note, \"\(title)\": \(text)")
     }
 }
 

@@ -23,19 +23,23 @@ extension Agent {
     }
 
     /// An app declared itself on a control connection; refused if its bundle ID is another live connection's (``AppOwnership``).
-    public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) {
+    /// Returns why the agent started it, when it did (``LaunchOptions``).
+    @discardableResult
+    public func registerApp(_ manifest: AppManifest, link: ControlLink) async throws(HandoffError) -> LaunchOptions {
         let waiters: [UUID]
         switch registry.register(manifest, on: link.id) {
         case .failure(let refusal): throw refusal
         case .success(let waiting): waiters = waiting
         }
         appLinks[link.id] = link
+        let options = registry.takeLaunchOptions(for: manifest.identity.bundleID)
         await link.register(manifest)
         for waiter in waiters { registrations.resolve(waiter, with: ()) }
         logger.info("app registered", metadata: [
             "handoff.app": "\(manifest.identity.bundleID)", "handoff.team": "\(manifest.identity.teamID)",
             "handoff.types": "\(manifest.activityTypes.map(\.rawValue))",
         ])
+        return options
     }
 
     /// A control connection closed: its app is gone, its activities are resigned (as when an app
@@ -99,25 +103,25 @@ extension Agent {
     }
 
     /// The app that should continue an activity of `type` from `team` (``AppRegistry/route(_:fromTeam:)``):
-    /// one that is not running but has a manifest in `appsDirectory` is started first.
-    func app(for type: ActivityType, fromTeam team: String?) async -> (manifest: AppManifest, link: ControlLink)? {
-        await app(routedBy: { $0.route(type, fromTeam: team) })
+    /// one that is not running but has a manifest in `appsDirectory` is started first, with `options`.
+    func app(for type: ActivityType, fromTeam team: String?, launchOptions options: LaunchOptions = .none) async -> (manifest: AppManifest, link: ControlLink)? {
+        await app(routedBy: { $0.route(type, fromTeam: team) }, launchOptions: options)
     }
 
     /// The app that should continue a link's content of `type` (``AppRegistry/route(linkOf:)``),
-    /// started first as ``app(for:fromTeam:)`` starts one.
-    func app(forLinkOf type: ActivityType) async -> (manifest: AppManifest, link: ControlLink)? {
-        await app(routedBy: { $0.route(linkOf: type) })
+    /// started first as ``app(for:fromTeam:launchOptions:)`` starts one.
+    func app(forLinkOf type: ActivityType, launchOptions options: LaunchOptions = .none) async -> (manifest: AppManifest, link: ControlLink)? {
+        await app(routedBy: { $0.route(linkOf: type) }, launchOptions: options)
     }
 
-    private func app(routedBy route: (AppRegistry) -> AppRegistry.Route) async -> (manifest: AppManifest, link: ControlLink)? {
+    private func app(routedBy route: (AppRegistry) -> AppRegistry.Route, launchOptions options: LaunchOptions) async -> (manifest: AppManifest, link: ControlLink)? {
         switch route(registry) {
         case .none:
             return nil
         case .running(let connection, _):
             return app(on: connection)
         case .launch(let candidate):
-            await launch(candidate)
+            await launch(candidate, options: options)
             guard case .running(let connection, _) = route(registry) else { return nil }
             return app(on: connection)
         }
@@ -125,10 +129,11 @@ extension Agent {
 
     /// Starts an app from its manifest and waits until it registers (at most limits.handlerTimeout).
     /// One launch per app at a time (``LaunchGate``): a request while it starts waits for it; a
-    /// peer device (`device`) that has caused too many launches lately gets none.
-    func launch(_ app: LaunchableApp, forDevice device: DeviceID? = nil) async {
+    /// peer device (`device`) that has caused too many launches lately gets none. The app learns
+    /// `options` when it registers.
+    func launch(_ app: LaunchableApp, forDevice device: DeviceID? = nil, options: LaunchOptions = .none) async {
         let bundleID = app.manifest.identity.bundleID
-        switch registry.requestLaunch(bundleID, forDevice: device?.description, now: timeline.now) {
+        switch registry.requestLaunch(bundleID, forDevice: device?.description, options: options, now: timeline.now) {
         case .join:
             await waitForRegistration(of: bundleID)
             return

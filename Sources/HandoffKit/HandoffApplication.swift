@@ -48,6 +48,14 @@ public actor HandoffApplication {
     private var published: [UUID: UserActivity] = [:]
     /// Objects registered for restoration, by identifier path.
     private var restorables: [[String]: any UserActivityRestoring] = [:]
+    /// Where the app's state is preserved (``saveApplicationState()``).
+    public nonisolated let stateFile: RestorationStateFile
+    /// Objects whose state is preserved, by identifier path.
+    var stateRestorables: [[String]: any StateRestoring] = [:]
+    /// What this launch refuses to deliver, after a launch hook returned false.
+    var launchRefusal: LaunchRefusal?
+    /// Whether ``run()`` got as far as restoring state: only then is state saved when it ends.
+    var launched = false
     /// Feeds ``run()``'s stream-hosting task; set while it runs. Stream connections are hosted
     /// apart from the serial event loop, so a delegate may open streams inside `continue`.
     private var hostSink: AsyncStream<ContinuationStreamConnection>.Continuation?
@@ -60,8 +68,12 @@ public actor HandoffApplication {
     ///     ``run()`` refuses it (4609, sending nothing) unless its directory is the user's and the
     ///     agent listening runs as the user (`ControlSocketCheck`).
     ///   - delegate: receives the continuing side's callbacks.
-    public init(manifest: AppManifest, socketPath: String? = nil, delegate: any HandoffApplicationDelegate) {
+    ///   - restorationStatePath: the file for the app's preserved state; default
+    ///     `$XDG_STATE_HOME/handoff/apps/<bundleID>/restoration.plist` (``RestorationStateFile``).
+    public init(manifest: AppManifest, socketPath: String? = nil, delegate: any HandoffApplicationDelegate,
+                restorationStatePath: String? = nil) {
         self.manifest = manifest
+        self.stateFile = restorationStatePath.map(RestorationStateFile.init(path:)) ?? RestorationStateFile(bundleID: manifest.identity.bundleID)
         let environment = ProcessInfo.processInfo.environment
         let socketPath = socketPath ?? environment["HANDOFF_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
             ?? DefaultPaths.controlSocket(environment: environment)
@@ -77,9 +89,11 @@ public actor HandoffApplication {
     /// streams go over channels that `connectStreams` opens (``PipeChannels/appStream(group:)``),
     /// else over the control socket (at `socketPath`).
     public init(manifest: AppManifest, socketPath: String = "", delegate: any HandoffApplicationDelegate,
+                restorationStatePath: String? = nil,
                 connect: @escaping @Sendable () async throws(HandoffError) -> any FrameConnection,
                 connectStreams: (@Sendable () async throws -> EncodedFrameChannel)? = nil) {
         self.manifest = manifest
+        self.stateFile = restorationStatePath.map(RestorationStateFile.init(path:)) ?? RestorationStateFile(bundleID: manifest.identity.bundleID)
         self.socketPath = socketPath
         self.delegate = delegate
         self.connectToAgent = { () async throws(HandoffError) in ControlChannel(connection: try await connect()) }
@@ -106,8 +120,10 @@ public actor HandoffApplication {
         return app
     }
 
-    /// Connects to the agent, registers the app and delivers events until the task is cancelled
-    /// or the agent goes away.
+    /// Connects to the agent, registers the app, launches it (``HandoffApplicationDelegate/willFinishLaunching(options:)``,
+    /// state restoration, ``HandoffApplicationDelegate/didFinishLaunching(options:)``) and
+    /// delivers events until the task is cancelled or the agent goes away; then saves the app's
+    /// state if the delegate agrees.
     public func run() async throws(HandoffError) {
         let connection: ControlChannel
         do {
@@ -134,9 +150,10 @@ public actor HandoffApplication {
             switch await connection.request(.registerApp(manifest)) {
             case .failure(let error):
                 setReadiness(.failure(error))
-            case .success:
+            case .success(let registered):
                 Self.current.withLock { $0 = self }
                 setReadiness(.success(()))
+                await finishLaunching(RegisterAppResult(json: registered).launchOptions)
                 for await item in work.stream {
                     switch item {
                     case .event(.streamsRequested(let activityID, let streamID)?, _):
@@ -151,6 +168,7 @@ public actor HandoffApplication {
             hosting.continuation.finish()
             group.cancelAll()
         }
+        if launched { _ = try? await saveApplicationState() }
         Self.current.withLock { if $0 === self { $0 = nil } }
         self.connection = nil
         hostSink = nil
@@ -272,6 +290,10 @@ public actor HandoffApplication {
     }
 
     private func handle(_ event: AppEvent?, replyID: UUID?, enqueue: AsyncStream<Work>.Continuation) async {
+        if let event, let refusal = launchRefusal?.refuses(event) {
+            if refusal { await reply(replyID, AppReply(handled: false, launchDeclined: true)) }
+            return
+        }
         switch event {
         case .willContinue(let continuing)?:
             _ = await delegate.willContinueUserActivity(withType: continuing.activityType)
@@ -326,7 +348,7 @@ public actor HandoffApplication {
         await delegate.didUpdate(activity)
     }
 
-    private func reply(_ replyID: UUID?, _ reply: AppReply) async {
+    func reply(_ replyID: UUID?, _ reply: AppReply) async {
         guard let replyID, let connection else { return }
         await connection.reply(to: replyID, reply)
     }

@@ -35,7 +35,38 @@ public protocol HandoffApplicationDelegate: AnyObject, Sendable {
     func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool
     /// The object for a path of restoration identifiers (from the root down), or nil to let the
     /// library use one registered with ``HandoffApplication/registerRestorable(_:identifierPath:)``.
+    /// Asked when a continued activity's `targetContentIdentifier` names the path.
     func restorationObject(forIdentifierPath path: [String]) async -> (any UserActivityRestoring)?
+
+    // MARK: Launching (UIApplicationDelegate's launch methods)
+
+    /// The app is starting; `options` say why the agent started it (empty when it did not).
+    /// Called inside ``HandoffApplication/run()`` once the app is registered, before state
+    /// restoration. Return false to refuse the continuation or open it was started for: it is
+    /// then not delivered, and the other side gets error 4608. Default: true.
+    func willFinishLaunching(options: LaunchOptions) async -> Bool
+    /// The app has started and its state is restored; no event has been delivered yet. Return
+    /// false as with ``willFinishLaunching(options:)``. Default: true.
+    func didFinishLaunching(options: LaunchOptions) async -> Bool
+
+    // MARK: State preservation and restoration (opt-in, as in UIKit)
+
+    /// Whether to save the app's state now (it quits, or called
+    /// ``HandoffApplication/saveApplicationState()``). Default: false.
+    func shouldSaveApplicationState(coder: RestorationCoder) async -> Bool
+    /// Whether to restore the state saved last time; `coder` holds it. Default: false.
+    func shouldRestoreApplicationState(coder: RestorationCoder) async -> Bool
+    /// Saving begins: encode app-wide state into `coder` (the root); the registered objects
+    /// encode into nested coders after this.
+    func willEncodeRestorableState(with coder: RestorationCoder) async
+    /// Restoring ended: every object has decoded its state; read app-wide state from `coder`.
+    func didDecodeRestorableState(with coder: RestorationCoder) async
+    /// The object to restore for a path of restoration identifiers found in the archive, given
+    /// its nested coder (create it here if it does not exist yet), or nil to use the one
+    /// registered with ``HandoffApplication/registerStateRestoring(_:identifierPath:)``. The
+    /// default returns ``restorationObject(forIdentifierPath:)``'s object when that also
+    /// conforms to ``StateRestoring``, so one lookup can serve continuation and restoration.
+    func restorationObject(forIdentifierPath path: [String], coder: RestorationCoder) async -> (any StateRestoring)?
 }
 
 extension HandoffApplicationDelegate {
@@ -44,4 +75,13 @@ extension HandoffApplicationDelegate {
     public func didUpdate(_ userActivity: UserActivity) async {}
     public func restorationObject(forIdentifierPath path: [String]) async -> (any UserActivityRestoring)? { nil }
     public func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool { false }
+    public func willFinishLaunching(options: LaunchOptions) async -> Bool { true }
+    public func didFinishLaunching(options: LaunchOptions) async -> Bool { true }
+    public func shouldSaveApplicationState(coder: RestorationCoder) async -> Bool { false }
+    public func shouldRestoreApplicationState(coder: RestorationCoder) async -> Bool { false }
+    public func willEncodeRestorableState(with coder: RestorationCoder) async {}
+    public func didDecodeRestorableState(with coder: RestorationCoder) async {}
+    public func restorationObject(forIdentifierPath path: [String], coder: RestorationCoder) async -> (any StateRestoring)? {
+        await restorationObject(forIdentifierPath: path) as? any StateRestoring
+    }
 }

@@ -8,7 +8,7 @@ import Darwin
 
 /// Files only this user may read: directories of mode 0700, files of mode 0600 replaced
 /// atomically (a new file created exclusively, synced, then renamed).
-enum PrivateFiles {
+public enum PrivateFiles {
     /// `directory/name`.
     static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
@@ -27,7 +27,7 @@ enum PrivateFiles {
     }
 
     /// The contents of `path`, or nil when it does not exist.
-    static func contents(_ path: String) throws(TrustStoreError) -> [UInt8]? {
+    public static func contents(_ path: String) throws(TrustStoreError) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
@@ -62,7 +62,7 @@ enum PrivateFiles {
     }
 
     /// Replaces `path` atomically with a new file of mode 0600 holding `bytes`.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(TrustStoreError) {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(TrustStoreError) {
         var generator = SystemRandomNumberGenerator()
         let temporary = path + ".tmp-" + String(generator.next() as UInt64, radix: 36)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -35,6 +35,8 @@ struct AppRegistry: Sendable {
     private var registrationWaiters: [String: [WaiterID]] = [:]
     /// The connection each event that awaits a reply went to, by reply ID.
     private var replyConnections: [UUID: UUID] = [:]
+    /// Why each app being started was started, by bundle ID, until it registers.
+    private var launchReasons: [String: LaunchOptions] = [:]
 
     init(launchable: [LaunchableApp]) {
         self.launchable = launchable
@@ -98,13 +100,23 @@ struct AppRegistry: Sendable {
 
     /// A request to start `bundleID` for the peer device `device` (nil: this host's user). On
     /// `.launch` the caller starts it and reports ``launchEnded(_:)``.
-    mutating func requestLaunch(_ bundleID: String, forDevice device: String?, now: AgentInstant) -> LaunchGate<AgentInstant>.Decision {
-        launchGate.request(bundleID, forDevice: device, now: now)
+    /// `options` say why; the app learns them when it registers (``takeLaunchOptions(for:)``).
+    mutating func requestLaunch(_ bundleID: String, forDevice device: String?, options: LaunchOptions = .none,
+                                now: AgentInstant) -> LaunchGate<AgentInstant>.Decision {
+        let decision = launchGate.request(bundleID, forDevice: device, now: now)
+        if case .launch = decision { launchReasons[bundleID] = options }
+        return decision
     }
 
     /// A launch ended: the app registered, failed to start, or did not register in time.
     mutating func launchEnded(_ bundleID: String) {
         launchGate.finished(bundleID)
+        launchReasons.removeValue(forKey: bundleID)
+    }
+
+    /// Why the app registering now was started: once, to the first registration after the launch.
+    mutating func takeLaunchOptions(for bundleID: String) -> LaunchOptions {
+        launchReasons.removeValue(forKey: bundleID) ?? .none
     }
 
     /// `waiter` waits for `bundleID` to register; false when it is registered already (no wait).

@@ -87,7 +87,7 @@ extension Agent {
         logger.info("continuing a link", metadata: metadata)
         var response = ContinueResult(peer: Self.linkPeerName, continuationID: continuationID, activity: activity.json, by: "")
         let continuing = AppEvent.Continuing(continuationID: continuationID, activityType: link.activityType.rawValue, peer: Self.linkPeerName)
-        let app = await app(forLinkOf: link.activityType)
+        let app = await app(forLinkOf: link.activityType, launchOptions: .continuing(link.activityType.rawValue, continuationID: continuationID))
         var notTaken = "no app on \(configuration.name) declares \(link.activityType)"
         if let app {
             let bundleID = app.manifest.identity.bundleID
@@ -100,6 +100,7 @@ extension Agent {
                 return .success(response)
             }
             notTaken = reply == nil ? "the app \(bundleID) did not answer within limits.handlerTimeout"
+                : reply?.launchDeclined == true ? "the app \(bundleID) declined at launch (a launch hook returned false)"
                 : "the app \(bundleID) could not find the content (its continue returned false)"
         }
         let outcome = await openWebpage(of: link, activity: activity, notTaken: notTaken)

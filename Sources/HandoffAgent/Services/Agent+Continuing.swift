@@ -65,7 +65,8 @@ extension Agent {
         logger.info("continuing activity", metadata: metadata)
 
         // The app is chosen before the data arrives (willContinue), from the advertised type and team.
-        let app = await app(for: offered.activityType, fromTeam: offered.teamID)
+        let app = await app(for: offered.activityType, fromTeam: offered.teamID,
+                            launchOptions: .continuing(offered.activityType.rawValue, continuationID: request.continuationID))
         let continuing = AppEvent.Continuing(continuationID: request.continuationID, activityType: offered.activityType.rawValue, peer: peer.name)
         if let app { await tell(app.link, .willContinue(continuing)) }
 
@@ -109,9 +110,10 @@ extension Agent {
                                   timeout: configuration.limits.handlerTimeout)
             guard let reply, reply.handled == true else {
                 deliveredToApps.removeAll { $0.continuationID == request.continuationID }
-                guard reply != nil else {
+                guard let reply else {
                     return .failure(.handoffFailed("the app \(app.manifest.identity.bundleID) did not answer within limits.handlerTimeout"))
                 }
+                if reply.launchDeclined == true { return .failure(LaunchOptions.declined(by: app.manifest.identity.bundleID)) }
                 // The app declined: the handlers, then the web page, as when no app takes it.
                 logger.info("app declined the activity", metadata: ["handoff.app": "\(app.manifest.identity.bundleID)"])
                 return await deliverToHandlers(activity, from: peer, response: response, handlerStarted: &handlerStarted)

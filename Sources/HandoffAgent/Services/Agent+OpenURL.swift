@@ -12,11 +12,11 @@ extension Agent {
     // MARK: Open URL
 
     /// Whether an app with this bundle ID is connected; one that has a manifest in
-    /// `appsDirectory` is started first.
-    public func isAppConnected(bundleID: String, forDevice device: DeviceID? = nil) async -> Bool {
+    /// `appsDirectory` is started first, with `options` saying why.
+    public func isAppConnected(bundleID: String, forDevice device: DeviceID? = nil, launchOptions options: LaunchOptions = .none) async -> Bool {
         if registry.isRegistered(bundleID) { return true }
         guard let candidate = registry.launchable(bundleID: bundleID) else { return false }
-        await launch(candidate, forDevice: device)
+        await launch(candidate, forDevice: device, options: options)
         return registry.isRegistered(bundleID)
     }
 
@@ -34,6 +34,7 @@ extension Agent {
         guard let reply = await ask(app.link, event, timeout: configuration.limits.handlerTimeout) else {
             return .failure(.handoffFailed("the app \(request.bundleID) did not answer within limits.handlerTimeout"))
         }
+        if reply.launchDeclined == true { return .failure(LaunchOptions.declined(by: request.bundleID)) }
         return .success(reply.handled ?? false)
     }
 

@@ -145,8 +145,10 @@ public enum ControlSession {
             return await agent.continueActivity(id: id, idempotencyKey: key).asControlResult
         case .registerApp(let manifest):
             guard let link else { return .failure(.handoffFailed("registerApp needs a control connection")) }
-            do { try await agent.registerApp(manifest, link: link) } catch { return .failure(error) }
-            return .success(RegisterAppResult(registered: manifest.identity.bundleID))
+            do {
+                let options = try await agent.registerApp(manifest, link: link)
+                return .success(RegisterAppResult(registered: manifest.identity.bundleID, launchOptions: options))
+            } catch { return .failure(error) }
         case .open(let open):
             let source = await link?.manifest?.identity.bundleID
             switch open.target {

@@ -157,7 +157,8 @@ enum OpenURLTransfer {
         // A peer never hands an app a file: URL (it would name a file on this host), before any
         // app is started for it.
         if let url = request.url, let problem = PeerURLPolicy.openProblem(url) { return .failure(problem) }
-        guard await agent.isAppConnected(bundleID: request.bundleID, forDevice: device) else {
+        let reason = LaunchOptions(url: request.url, opensResource: true, sourceApplication: request.sourceApplication, annotation: request.annotation)
+        guard await agent.isAppConnected(bundleID: request.bundleID, forDevice: device, launchOptions: reason) else {
             return .failure(.connectionUnavailable("the app \(request.bundleID) is not running on \(configuration.name)"))
         }
         guard let name = request.fileName else {

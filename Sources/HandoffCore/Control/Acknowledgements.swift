@@ -28,16 +28,28 @@ public struct ResignResult: ControlResult, Equatable {
     public init(json: JSONValue) { self.init(resigned: json.uuid("resigned")) }
 }
 
-/// `registerApp`: the app this connection now is.
+/// `registerApp`: the app this connection now is, and why the agent started it (`launchOptions`,
+/// present only when it did so for a continuation or an open).
 public struct RegisterAppResult: ControlResult, Equatable {
     /// The app's bundle ID.
     public var registered: String
+    /// Why the agent started the app; ``LaunchOptions/none`` when it did not.
+    public var launchOptions: LaunchOptions
 
-    public init(registered: String) { self.registered = registered }
+    public init(registered: String, launchOptions: LaunchOptions = .none) {
+        self.registered = registered
+        self.launchOptions = launchOptions
+    }
 
-    public var json: JSONValue { .object(["registered": .string(registered)]) }
+    public var json: JSONValue {
+        var body: [String: JSONValue] = ["registered": .string(registered)]
+        if launchOptions.hasReason { body["launchOptions"] = launchOptions.json }
+        return .object(body)
+    }
 
-    public init(json: JSONValue) { self.init(registered: json.text("registered")) }
+    public init(json: JSONValue) {
+        self.init(registered: json.text("registered"), launchOptions: json["launchOptions"].map(LaunchOptions.init(json:)) ?? .none)
+    }
 }
 
 /// `openStreams`: the continuation streams are joined; the app's stream data follows on the

@@ -187,16 +187,20 @@ public struct AppEventMessage: Sendable, Equatable {
 }
 
 /// A client's answer to an event that carried a `replyID`: `handled` for `continue` and
-/// `openURL`, the saved `activity` for `willSave`, `accept` for `pairCode`.
+/// `openURL` (with `launchDeclined` when the app's launch hooks refused the launch made for it),
+/// the saved `activity` for `willSave`, `accept` for `pairCode`.
 public struct AppReply: Sendable, Equatable {
     public var handled: Bool?
     public var activity: JSONValue?
     public var accept: Bool?
+    /// The app was started for this continuation or open, and a launch hook returned false.
+    public var launchDeclined: Bool?
 
-    public init(handled: Bool? = nil, activity: JSONValue? = nil, accept: Bool? = nil) {
+    public init(handled: Bool? = nil, activity: JSONValue? = nil, accept: Bool? = nil, launchDeclined: Bool? = nil) {
         self.handled = handled
         self.activity = activity
         self.accept = accept
+        self.launchDeclined = launchDeclined
     }
 
     /// An empty reply: to an event the client does not know or cannot act on.
@@ -207,10 +211,12 @@ public struct AppReply: Sendable, Equatable {
         if let handled { body["handled"] = .bool(handled) }
         if let activity { body["activity"] = activity }
         if let accept { body["accept"] = .bool(accept) }
+        if let launchDeclined { body["launchDeclined"] = .bool(launchDeclined) }
         return .object(body)
     }
 
     public init(json: JSONValue) {
-        self.init(handled: json["handled"]?.boolValue, activity: json["activity"], accept: json["accept"]?.boolValue)
+        self.init(handled: json["handled"]?.boolValue, activity: json["activity"], accept: json["accept"]?.boolValue,
+                  launchDeclined: json["launchDeclined"]?.boolValue)
     }
 }
