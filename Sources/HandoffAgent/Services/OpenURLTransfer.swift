@@ -250,18 +250,10 @@ enum OpenURLTransfer {
         throw InboxError(reason: "too many files named \(name)")
     }
 
+    /// Writes every byte to `fd` (``ControlByteStream/writeAll(_:to:)``); a failure is an
+    /// ``InboxError``, which the receivers tell apart from a broken transfer.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw InboxError(reason: String(cString: strerror(errno)))
-                }
-                offset += n
-            }
-        }
+        do { try ControlByteStream.writeAll(bytes, to: fd) } catch { throw InboxError(reason: error.message) }
     }
 
     struct InboxError: Error, CustomStringConvertible {
