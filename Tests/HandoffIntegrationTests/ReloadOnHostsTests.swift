@@ -23,6 +23,9 @@ final class ReloadOnHostsTests: LabTestCase {
             """], log: "notify-receiver")
         try lab.waitForLine(log, "bound")
         try lab.startAgent("h2", config: ["port": startPort], environment: ["NOTIFY_SOCKET": try notifySocket(lab)])
+        // READY=1 waits for h2's DNS-SD registration; the test's SIGHUP must come after it, as
+        // systemd's reload does (a reload before it would send RELOADING=1 first).
+        _ = try lab.waitUntil("h2's READY=1", timeout: 15) { lab.logLines(log).contains("READY=1") }
         try lab.pair("h1", "h2")
     }
 
