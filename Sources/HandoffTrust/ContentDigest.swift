@@ -1,7 +1,7 @@
 import Crypto
 
-/// The SHA-256 of bytes that arrive in pieces (a clipboard item, a file), in the lower-case
-/// hexadecimal form that `sha256sum` prints.
+/// The SHA-256 of bytes that arrive in pieces (a clipboard item, a sent file, a partial file's
+/// name), in the lower-case hexadecimal form that `sha256sum` prints.
 // SHA256 is a value (copy-on-write over its context) that swift-crypto does not mark Sendable.
 public struct ContentDigest: @unchecked Sendable {
     private var hasher = SHA256()

@@ -159,7 +159,7 @@ struct FileSender {
         defer { close(fd) }
         let digest = try await writeData(from: fd, bytes: item.offered.size.map { $0 - start }, hashing: item.offered.sha256 == nil,
                                          named: item.localPath ?? "standard input", to: channel, progress: progress)
-        let hash = item.offered.sha256 ?? digest.hexDigest()
+        let hash = item.offered.sha256 ?? digest.hex()
         try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: hash)).frame, allocator: channel.allocator))
     }
 
@@ -171,10 +171,10 @@ struct FileSender {
     /// output does): waiting for the channel's writability after each batch drained the path
     /// between batches. Everything written is out when it returns.
     static func writeData(from fd: Int32, bytes: Int?, hashing: Bool, named name: String, to channel: any Channel,
-                          progress: TransferProgress?) async throws -> FileDigest {
+                          progress: TransferProgress?) async throws -> ContentDigest {
         let allocator = channel.allocator
         var inFlight: [EventLoopFuture<Void>] = []
-        var digest = FileDigest()
+        var digest = ContentDigest()
         var remaining = bytes
         var ended = false
         while !ended {

@@ -73,7 +73,7 @@ struct SendSource {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SendError("cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        var digest = FileDigest()
+        var digest = ContentDigest()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while true {
@@ -83,7 +83,7 @@ struct SendSource {
             if n == 0 { break }
             digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
         }
-        return digest.hexDigest()
+        return digest.hex()
     }
 }
 

@@ -52,9 +52,9 @@ final class SendFilesOnHostsTests: LabTestCase {
     }
 
     func sha256(_ path: String) throws -> String {
-        var digest = FileDigest()
+        var digest = ContentDigest()
         digest.update(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
-        return digest.hexDigest()
+        return digest.hex()
     }
 
     /// The JSON lines of a `--json` run.

@@ -43,7 +43,7 @@ enum FileReceiver {
             }
             directory?.sweep()
         }
-        let partialNames = offer.files.map { PartialFileKey.text(device: device.description, file: $0).map(FileDigest.hex(of:)) }
+        let partialNames = offer.files.map { PartialFileKey.text(device: device.description, file: $0).map { ContentDigest.hex(of: $0.utf8) } }
         let lengths = partialNames.map { name in name.flatMap { directory?.partialLength(named: $0) } }
         let decision: FileOfferDecision
         switch FileOfferDecision.decide(offer, from: peer, receiver: configuration.name, policy: receiving.policy,
@@ -104,9 +104,9 @@ enum FileReceiver {
         let fd: Int32
         do { fd = try directory.openPartial(named: target.partialName) } catch { return failed(.handoffFailed("\(error)")) }
         defer { close(fd) }
-        var digest = FileDigest()
+        var digest = ContentDigest()
         // The kept prefix is hashed again: the final SHA-256 covers the whole file.
-        if target.start > 0, !hashPrefix(fd, length: target.start, into: &digest) { target.start = 0; digest = FileDigest() }
+        if target.start > 0, !hashPrefix(fd, length: target.start, into: &digest) { target.start = 0; digest = ContentDigest() }
         guard ftruncate(fd, off_t(target.start)) == 0, lseek(fd, off_t(target.start), SEEK_SET) == off_t(target.start) else {
             return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"))
         }
@@ -153,7 +153,7 @@ enum FileReceiver {
         if let size = file.size, target.start + written != size {
             return failed(.handoffFailed("\(target.path) ended after \(target.start + written) of its \(size) bytes; nothing was kept"), bytes: written)
         }
-        let computed = digest.hexDigest()
+        let computed = digest.hex()
         guard computed == hash, file.sha256 == nil || file.sha256 == computed else {
             let resumed = target.start > 0 ? " (resumed from \(target.start) bytes kept from an earlier send)" : ""
             return failed(.handoffFailed("\(target.path) arrived with SHA-256 \(computed), not the sender's \(file.sha256 ?? hash)\(resumed); the partial file was discarded: send it again"), bytes: written)
@@ -169,7 +169,7 @@ enum FileReceiver {
     }
 
     /// Hashes the first `length` bytes of `fd`; false when they cannot all be read.
-    private static func hashPrefix(_ fd: Int32, length: Int, into digest: inout FileDigest) -> Bool {
+    private static func hashPrefix(_ fd: Int32, length: Int, into digest: inout ContentDigest) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset = 0
         while offset < length {
