@@ -71,6 +71,8 @@ public actor Agent {
     var trust: TrustStore
     /// What the agent makes of the advertisements it browses.
     var intake: AdvertisementIntake
+    /// Which paired devices it reaches at their last known addresses, and which it told it is back.
+    var rejoining: Rejoining
     /// Advertisements this agent cannot open (unpaired devices, or keys not yet learnt), by
     /// instance name.
     var unreadable: [String: UnreadableService] {
@@ -158,6 +160,7 @@ public actor Agent {
         self.logger = logger
         self.security = security
         self.trust = security.initialTrust
+        self.rejoining = Rejoining(devices: security.initialTrust.devices)
         self.settings = security.initialSettings
         self.transport = transport
         let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()

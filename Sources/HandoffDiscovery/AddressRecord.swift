@@ -20,17 +20,9 @@ enum AddressRecord {
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             guard rdata.withUnsafeBytes({ inet_ntop(AF_INET6, $0.baseAddress, &buffer, socklen_t(buffer.count)) }) != nil else { return nil }
             let address = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return IPAddressText.scoped(address, interfaceName: interfaceName(interfaceIndex))
+            return IPAddressText.scoped(address, interfaceName: IPAddressText.interfaceName(interfaceIndex))
         default:
             return nil
         }
-    }
-
-    /// The name of interface `index` (`if_indextoname`), nil for 0 or an unknown index.
-    static func interfaceName(_ index: UInt32) -> String? {
-        guard index != 0 else { return nil }
-        var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
-        guard if_indextoname(index, &buffer) != nil else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -19,6 +19,9 @@ public final class InMemoryNetwork: Sendable {
         public var connection: InMemoryPeerConnection
         /// The connecting agent's address, for logs.
         public var remote: String
+        /// The connecting agent's host, when its transport has one (``InMemoryPeerTransport/host``):
+        /// what a socket's remote address would say.
+        public var remoteHost: String?
     }
 
     /// A stream connection a listener accepted: the listening agent's end, set up as its
@@ -104,8 +107,8 @@ public final class InMemoryNetwork: Sendable {
     }
 
     /// A transport for an agent that proves `identity` when it connects.
-    public func transport(identity: ProvenPeerIdentity?) -> InMemoryPeerTransport {
-        InMemoryPeerTransport(network: self, identity: identity)
+    public func transport(identity: ProvenPeerIdentity?, host: String? = nil) -> InMemoryPeerTransport {
+        InMemoryPeerTransport(network: self, identity: identity, host: host)
     }
 
     /// Opens a connection to the listener at `endpoint`, or refuses.
@@ -113,12 +116,13 @@ public final class InMemoryNetwork: Sendable {
     /// - Throws: `PeerConnectError` `.connectionRefused` when nothing listens there,
     ///   `.noPinnedIdentity` for a pinned connect to an endpoint without an identity,
     ///   `.wrongCertificate` when the listener is another device than the one pinned.
-    func connect(to endpoint: PeerEndpoint, from identity: ProvenPeerIdentity?, limits: FrameLimits, pinned: Bool) throws -> InMemoryPeerConnection {
+    func connect(to endpoint: PeerEndpoint, from identity: ProvenPeerIdentity?, host: String? = nil, limits: FrameLimits,
+                 pinned: Bool) throws -> InMemoryPeerConnection {
         let listener = try listener(at: endpoint, pinned: pinned)
         let (client, server) = InMemoryPeerConnection.pair((identity, limits), (listener.identity, listener.limits))
         let remote = identity.map { "in-memory:" + $0.deviceID.prefix(4).map { String($0, radix: 16) }.joined() } ?? "in-memory"
         listener.accepted.withLock { $0.append(server) }
-        guard case .enqueued = listener.sink.yield(Accepted(connection: server, remote: remote)) else {
+        guard case .enqueued = listener.sink.yield(Accepted(connection: server, remote: remote, remoteHost: host)) else {
             throw PeerConnectError(.connectionRefused, reason: "connection refused")
         }
         return client

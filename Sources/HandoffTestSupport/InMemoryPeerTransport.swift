@@ -10,19 +10,22 @@ public struct InMemoryPeerTransport: PeerTransport {
     public let network: InMemoryNetwork
     /// What the agent proves when it connects (its certificate); nil for none.
     public let identity: ProvenPeerIdentity?
+    /// The agent's own address, which the listeners it connects to see as the remote address.
+    public let host: String?
 
-    /// A transport for an agent that proves `identity` on `network`.
-    public init(network: InMemoryNetwork, identity: ProvenPeerIdentity?) {
+    /// A transport for an agent that proves `identity` on `network`, from `host`.
+    public init(network: InMemoryNetwork, identity: ProvenPeerIdentity?, host: String? = nil) {
         self.network = network
         self.identity = identity
+        self.host = host
     }
 
     public func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
-        try network.connect(to: endpoint, from: identity, limits: limits, pinned: true)
+        try network.connect(to: endpoint, from: identity, host: host, limits: limits, pinned: true)
     }
 
     public func connectUnpinned(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> InMemoryPeerConnection {
-        try network.connect(to: endpoint, from: identity, limits: limits, pinned: false)
+        try network.connect(to: endpoint, from: identity, host: host, limits: limits, pinned: false)
     }
 
     /// A stream connection: NIO channels joined by pipes, set up as on TCP (without TLS), so the

@@ -20,12 +20,16 @@ public struct PairedDevice: Sendable, Hashable {
     public var pairedAt: Date
     /// Where it can be reached without DNS-SD (`trust add --address`, `pair HOST:PORT`).
     public var addresses: [PeerAddress]
+    /// Where it was last found (resolved over DNS-SD, or where it announced itself), each with its
+    /// port: a restarting agent reaches it there at once, before DNS-SD has shown anything.
+    public var lastKnownAddresses: [PeerAddress]
 
     /// Creates a paired device; `pairedAt` is rounded down to the second, as it is stored.
     public init(deviceID: DeviceID, name: String, advertisingKey: AdvertisingKey? = nil, publicKey: DevicePublicKey? = nil,
-                pairedAt: Date = Date(), addresses: [PeerAddress] = []) {
+                pairedAt: Date = Date(), addresses: [PeerAddress] = [], lastKnownAddresses: [PeerAddress] = []) {
         self.deviceID = deviceID
         self.addresses = addresses
+        self.lastKnownAddresses = lastKnownAddresses
         self.name = name
         self.advertisingKey = advertisingKey
         self.publicKey = publicKey
@@ -42,10 +46,11 @@ public struct PairedDevice: Sendable, Hashable {
 /// {"version": 1, "advertisingKey": "<base64>",
 ///  "devices": [{"deviceID": "P56IOI7-…", "name": "laptop", "advertisingKey": "<base64>",
 ///               "publicKey": "<base64 of the X9.63 P-256 key>", "pairedAt": "2025-05-01T12:00:00Z",
-///               "addresses": ["laptop.lan:52123", "[fe80::1%eth0]:52123"]}]}
+///               "addresses": ["laptop.lan:52123", "[fe80::1%eth0]:52123"],
+///               "lastKnown": ["192.168.1.20:52123"]}]}
 /// ```
 ///
-/// `publicKey` and `addresses` are optional (files written before they existed are read as they are).
+/// `publicKey`, `addresses` and `lastKnown` are optional (files written before they existed are read as they are).
 public struct TrustStore: Sendable, Hashable {
     /// The file name of the store in its directory.
     public static let fileName = "trust.json"
@@ -82,6 +87,7 @@ public struct TrustStore: Sendable, Hashable {
         if let index = devices.firstIndex(where: { $0.deviceID == device.deviceID }) {
             if device.advertisingKey == nil { device.advertisingKey = devices[index].advertisingKey }
             if device.publicKey == nil { device.publicKey = devices[index].publicKey }
+            if device.lastKnownAddresses.isEmpty { device.lastKnownAddresses = devices[index].lastKnownAddresses }
             // Addresses add up: the ones known stay, new ones follow.
             device.addresses = devices[index].addresses + device.addresses.filter { !devices[index].addresses.contains($0) }
             devices.remove(at: index)
@@ -147,6 +153,22 @@ public struct TrustStore: Sendable, Hashable {
         return true
     }
 
+    /// The most addresses kept per device in ``PairedDevice/lastKnownAddresses``.
+    public static let lastKnownLimit = 4
+
+    /// Records where a paired device was found now (each address with its port; the first
+    /// ``lastKnownLimit`` are kept). Returns whether anything changed: false when the device is not
+    /// paired or the addresses are the ones already known.
+    @discardableResult
+    public mutating func rememberAddresses(_ addresses: [PeerAddress], for id: DeviceID) -> Bool {
+        let kept = Array(addresses.filter { $0.port != nil }.prefix(Self.lastKnownLimit))
+        guard !kept.isEmpty, let index = devices.firstIndex(where: { $0.deviceID == id }),
+            devices[index].lastKnownAddresses != kept
+        else { return false }
+        devices[index].lastKnownAddresses = kept
+        return true
+    }
+
     private static func precedes(_ a: PairedDevice, _ b: PairedDevice) -> Bool {
         a.name != b.name ? a.name < b.name : a.deviceID < b.deviceID
     }
@@ -191,6 +213,7 @@ public struct TrustStore: Sendable, Hashable {
         var publicKey: String?
         var pairedAt: String
         var addresses: [String]?
+        var lastKnown: [String]?
     }
 
     /// The JSON form, pretty-printed with sorted keys.
@@ -205,7 +228,8 @@ public struct TrustStore: Sendable, Hashable {
                     advertisingKey: $0.advertisingKey?.base64,
                     publicKey: $0.publicKey?.base64,
                     pairedAt: $0.pairedAt.formatted(.iso8601),
-                    addresses: $0.addresses.isEmpty ? nil : $0.addresses.map(\.description)
+                    addresses: $0.addresses.isEmpty ? nil : $0.addresses.map(\.description),
+                    lastKnown: $0.lastKnownAddresses.isEmpty ? nil : $0.lastKnownAddresses.map(\.description)
                 )
             }
         )
@@ -274,9 +298,13 @@ public struct TrustStore: Sendable, Hashable {
             for text in entry.addresses ?? [] {
                 do { addresses.append(try PeerAddress(parsing: text)) } catch { throw corrupt("\(what): \(error)") }
             }
+            var lastKnown: [PeerAddress] = []
+            for text in entry.lastKnown ?? [] {
+                do { lastKnown.append(try PeerAddress(parsing: text)) } catch { throw corrupt("\(what): \(error)") }
+            }
             guard !store.isPaired(id) else { throw corrupt("\(what): device \(id) is listed twice") }
             store.add(PairedDevice(deviceID: id, name: entry.name, advertisingKey: key, publicKey: publicKey, pairedAt: pairedAt,
-                                   addresses: addresses))
+                                   addresses: addresses, lastKnownAddresses: lastKnown))
         }
         return store
     }

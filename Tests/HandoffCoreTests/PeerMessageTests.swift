@@ -37,6 +37,7 @@ struct PeerMessageTests {
         .pong(sequence: 42),
         .subscribe,
         .advertisement(instanceName: "handoff-0123456789ab", txtRecord: [3, 0x76, 0x3d, 0x32]),
+        .announce(port: 52123, instanceName: "handoff-0123456789ab", txtRecord: [3, 0x76, 0x3d, 0x32]),
     ])
     func roundTrip(_ message: PeerMessage) throws {
         #expect(try Self.decode(message.frame) == message)
@@ -177,5 +178,20 @@ struct PeerMessageTests {
             try Self.decode(Self.frame(.advertisement, ["instanceName": .string("h1"), "txtRecord": .data(Data())]))
         }
         #expect(PeerMessage.subscribe.frame.kind == .subscribe)
+    }
+
+    @Test("an announce carries a port of 1 to 65535 beside the advertisement's fields")
+    func announceFields() {
+        let fields: UserInfo = ["instanceName": .string("h1"), "txtRecord": .data(Data([1, 0x61]))]
+        for port: Int64 in [0, 65536, -1] {
+            #expect(throws: FrameError.malformed(kind: .announce, reason: "port must be 1 to 65535")) {
+                try Self.decode(Self.frame(.announce, fields.merging(["port": .integer(port)]) { $1 }))
+            }
+        }
+        #expect(throws: FrameError.malformed(kind: .announce, reason: "port must be 1 to 65535")) { try Self.decode(Self.frame(.announce, fields)) }
+        #expect(throws: FrameError.malformed(kind: .announce, reason: "missing txtRecord")) {
+            try Self.decode(Self.frame(.announce, ["instanceName": .string("h1"), "port": .integer(7000)]))
+        }
+        #expect(PeerMessage.announce(port: 7000, instanceName: "h1", txtRecord: [1]).frame.kind == .announce)
     }
 }

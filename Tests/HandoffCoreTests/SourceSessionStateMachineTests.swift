@@ -83,6 +83,18 @@ struct SourceSessionStateMachineTests {
         }
     }
 
+    @Test("an announce after hello hands the peer's port and record to the agent once; a second one closes the connection")
+    func announceOnce() {
+        var machine = Self.ready()
+        let announce = PeerMessage.announce(port: 7000, instanceName: "handoff-1", txtRecord: [1, 0x61])
+        #expect(machine.received(announce.frame) == .announced(port: 7000, instanceName: "handoff-1", txtRecord: [1, 0x61]))
+        #expect(machine.received(PeerMessage.ping(sequence: 1).frame) == .send([PeerMessage.pong(sequence: 1).frame]), "pings go on")
+        guard case .sendAndClose = machine.received(announce.frame) else {
+            Issue.record("a second announce was not refused")
+            return
+        }
+    }
+
     @Test("a fetch after hello asks for a lookup of that activity")
     func fetchAsksForLookup() {
         var machine = Self.ready()

@@ -1,4 +1,5 @@
 // A and AAAA rdata as address text, and the order a browsed instance reports its addresses in.
+import HandoffCore
 import Testing
 @testable import HandoffDiscovery
 
@@ -18,11 +19,11 @@ struct AddressRecordTests {
 
     @Test func aLinkLocalAAAARecordCarriesTheNameOfItsInterface() throws {
         let linkLocal: [UInt8] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55]
-        let loopback = try #require(AddressRecord.interfaceName(1))  // index 1 is lo on Linux
+        let loopback = try #require(IPAddressText.interfaceName(1))  // index 1 is lo on Linux
         #expect(AddressRecord.text(recordType: DNSSDConstants.typeAAAA, rdata: linkLocal, interfaceIndex: 1)
                 == "fe80::211:22ff:fe33:4455%\(loopback)")
         #expect(AddressRecord.text(recordType: DNSSDConstants.typeAAAA, rdata: linkLocal, interfaceIndex: 0) == "fe80::211:22ff:fe33:4455")
-        #expect(AddressRecord.interfaceName(0) == nil)
+        #expect(IPAddressText.interfaceName(0) == nil)
     }
 
     @Test func aResolvedInstanceReportsWideIPv6ThenIPv4ThenLinkLocal() throws {

@@ -45,4 +45,28 @@ struct TrustStoreAddressTests {
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         #expect { try TrustStore.load(directory: dir.path) } throws: { "\($0)".contains("laptop") && "\($0)".contains("h1:0") }
     }
+
+    @Test("where a device was last found is kept (at most four, each with a port), saved, loaded back, and kept when the device is added again")
+    func lastKnown() throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        var store = TrustStore()
+        store.add(PairedDevice(deviceID: Self.id(1), name: "laptop"))
+        let found = (1...6).map { PeerAddress(host: "10.0.0.\($0)", port: 7000) }
+        let changed = store.rememberAddresses(found + [PeerAddress(host: "laptop.lan")], for: Self.id(1))
+        #expect(changed)
+        #expect(store.device(Self.id(1))?.lastKnownAddresses == Array(found.prefix(TrustStore.lastKnownLimit)))
+        let again = store.rememberAddresses(found, for: Self.id(1))
+        #expect(!again, "the same addresses change nothing")
+        let unpaired = store.rememberAddresses(found, for: Self.id(2))
+        #expect(!unpaired, "not paired")
+        let portless = store.rememberAddresses([PeerAddress(host: "10.0.0.9")], for: Self.id(1))
+        #expect(!portless, "an address without a port is no use")
+        store.add(PairedDevice(deviceID: Self.id(1), name: "laptop"))
+        #expect(store.device(Self.id(1))?.lastKnownAddresses.count == TrustStore.lastKnownLimit)
+        try store.save(directory: dir.path)
+        #expect(try TrustStore.load(directory: dir.path) == store)
+        let text = try String(contentsOfFile: dir.file("trust.json"), encoding: .utf8)
+        #expect(text.contains("\"lastKnown\""))
+    }
 }

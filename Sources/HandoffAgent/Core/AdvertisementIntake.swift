@@ -24,6 +24,9 @@ struct AdvertisementIntake: Sendable {
         case saveSeenNow
         /// Write them at this instant (a write happened within ``saveInterval``).
         case saveSeen(at: AgentInstant)
+        /// Keep where a paired device was found, so a restart reaches it there at once
+        /// (``TrustStore/rememberAddresses(_:for:)``).
+        case rememberAddresses([PeerAddress], of: DeviceID)
     }
 
     /// How often, at most, the seen advertisements are written: a change within this time of the
@@ -55,8 +58,10 @@ struct AdvertisementIntake: Sendable {
 
     /// A service was resolved over DNS-SD (or its TXT record changed), or `pushedBy` a device
     /// reached at its address, over a connection pinned to it. A pushed record is taken only when
-    /// that device signed it: a paired device cannot speak for another.
-    mutating func resolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil,
+    /// that device signed it: a paired device cannot speak for another. An `announced` record
+    /// came with the device's word that it started (`announce`): like a fresh resolve, it makes
+    /// liveness probe at once, and its address is remembered.
+    mutating func resolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil, announced: Bool = false,
                            senders: [SealedAdvertisement.Sender], isPaired: (DeviceID) -> Bool,
                            directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
         let name = service.instanceName
@@ -83,7 +88,7 @@ struct AdvertisementIntake: Sendable {
                 ])
                 return []
             }
-            return take(opened, from: service, via: via, directory: &directory, now: now)
+            return take(opened, from: service, via: via, announced: announced, directory: &directory, now: now)
         case .forged(let claimed):
             // Sealed with a paired device's key but not signed by it: another holder of the key
             // (a paired device gone bad), or a genuine record moved to another instance name.
@@ -146,7 +151,7 @@ struct AdvertisementIntake: Sendable {
 
     /// Takes a verified record, unless it is a replay.
     private mutating func take(_ opened: SealedAdvertisement.Opened, from service: DiscoveredService, via: PeerDiscovery,
-                               directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
+                               announced: Bool, directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
         let name = service.instanceName
         var directives: [Directive] = []
         switch seen.admit(opened.deviceID, timestamp: opened.timestamp, instanceName: name) {
@@ -166,8 +171,10 @@ struct AdvertisementIntake: Sendable {
             ownInstancesVisible.insert(name)
             return directives
         }
-        // A fresh resolve makes liveness probe at once; a pushed record came over its connection.
-        if via == .dnsSD { resolveGenerations[opened.deviceID, default: 0] += 1 }
+        // A fresh resolve (or an announce) makes liveness probe at once; a pushed record came
+        // over its connection.
+        let found = via == .dnsSD || announced
+        if found { resolveGenerations[opened.deviceID, default: 0] += 1 }
         let update = directory.update(
             name: name, hostTarget: service.hostTarget, addresses: service.addresses,
             port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID, via: via)
@@ -180,9 +187,12 @@ struct AdvertisementIntake: Sendable {
             ])
         case .ignored(let why):
             logger.info("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(why)"])
+            return directives
         case .unchanged, .ownAdvertisement:
             break
         }
+        let addresses = IPAddressText.connectionOrder(service.addresses).map { PeerAddress(host: $0, port: Int(service.port)) }
+        if found, !addresses.isEmpty { directives.append(.rememberAddresses(addresses, of: opened.deviceID)) }
         return directives
     }
 

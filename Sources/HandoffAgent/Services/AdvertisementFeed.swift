@@ -45,6 +45,9 @@ public final class AdvertisementFeed: Sendable {
         return stream
     }
 
+    /// The record advertised now.
+    public var current: Record { state.withLock { $0.current } }
+
     /// How many peers are subscribed now.
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 

@@ -8,13 +8,13 @@ extension Agent {
     /// A service was resolved, or a device reached at its address pushed its record over a
     /// connection pinned to it (`pushedBy`): ``AdvertisementIntake`` decides what to believe of
     /// it, with the paired devices' keys and this device's own; the agent does what it asks.
-    func handleResolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil) {
+    func handleResolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil, announced: Bool = false) {
         var senders = trust.devices.compactMap { device in
             device.advertisingKey.map { SealedAdvertisement.Sender(deviceID: device.deviceID, advertisingKey: $0, publicKey: device.publicKey) }
         }
         senders.append(.init(deviceID: deviceID, advertisingKey: trust.ownAdvertisingKey, publicKey: security.identity.publicKey))
         let trust = self.trust
-        perform(intake.resolved(service, pushedBy: pushedBy, senders: senders, isPaired: { trust.isPaired($0) },
+        perform(intake.resolved(service, pushedBy: pushedBy, announced: announced, senders: senders, isPaired: { trust.isPaired($0) },
                                 directory: &directory, now: timeline.now))
     }
 
@@ -32,6 +32,12 @@ extension Agent {
                 askUnreadable()
             case .saveSeenNow:
                 saveSeenAdvertisements()
+            case .rememberAddresses(let addresses, let deviceID):
+                var next = trust
+                guard next.rememberAddresses(addresses, for: deviceID) else { continue }
+                do { try commit(next) } catch {
+                    logger.warning("cannot keep where a paired device was found: \(error.message)")
+                }
             case .saveSeen(let instant):
                 let timeline = self.timeline
                 background.spawn {

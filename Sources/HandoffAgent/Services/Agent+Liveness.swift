@@ -27,17 +27,22 @@ public struct LivenessTarget: Sendable, Hashable {
 extension Agent {
     /// The paired peers to watch, by device ID, for ``LivenessService``: those DNS-SD shows, at
     /// the endpoint it resolved; the others with stored addresses, at those addresses
-    /// (``PairedDevice/addresses``; no port: ``AgentConfiguration/defaultPort``).
+    /// (``PairedDevice/addresses``; no port: ``AgentConfiguration/defaultPort``); the others being
+    /// rejoined (``Rejoining``), at the addresses they were last found at.
     public func livenessTargets() -> [DeviceID: LivenessTarget] {
         var targets: [DeviceID: LivenessTarget] = [:]
         for peer in directory.all where peer.via == .dnsSD {
             guard let deviceID = peer.deviceID, trust.device(deviceID) != nil else { continue }
+            rejoining.shownByDNSSD(deviceID)
             targets[deviceID] = LivenessTarget(deviceID: deviceID, name: peer.name, endpoints: [peer.endpoint],
                                                generation: resolveGenerations[deviceID] ?? 0, subscribes: false)
         }
-        for device in trust.devices where targets[device.deviceID] == nil && !device.addresses.isEmpty {
-            targets[device.deviceID] = LivenessTarget(deviceID: device.deviceID, name: device.name, endpoints: device.storedEndpoints,
-                                                      generation: 0, subscribes: true)
+        for device in trust.devices where targets[device.deviceID] == nil {
+            let endpoints = !device.addresses.isEmpty ? device.storedEndpoints
+                : rejoining.reachesAtLastKnownAddresses(device.deviceID) ? device.lastKnownEndpoints : []
+            guard !endpoints.isEmpty else { continue }
+            targets[device.deviceID] = LivenessTarget(deviceID: device.deviceID, name: device.name, endpoints: endpoints,
+                                                      generation: resolveGenerations[device.deviceID] ?? 0, subscribes: true)
         }
         return targets
     }
@@ -51,6 +56,10 @@ extension Agent {
     /// Liveness found a paired device unreachable (its activities are no longer offered) or
     /// reachable again.
     public func setReachability(_ deviceID: DeviceID, reachable: Bool, lastHeard: Date?) {
+        if !reachable, !directory.all.contains(where: { $0.deviceID == deviceID }) {
+            // Never heard from at its last known addresses: not tried there again.
+            rejoining.unreachable(deviceID)
+        }
         if !reachable {
             // A goodbye heard for it is now confirmed.
             for peer in directory.removeAfterGoodbye(deviceID: deviceID) { logger.info("peer gone", metadata: ["handoff.peer": "\(peer.name)"]) }

@@ -9,13 +9,15 @@ import HandoffTrust
 /// takes the same path as one DNS-SD resolved: opened, checked for its signature and freshness by
 /// ``AdvertisementIntake``, then offered, watched and notified like any other.
 extension Agent {
-    /// A record `deviceID` pushed over the liveness connection to `endpoint`.
-    public func receivedPushedAdvertisement(instanceName: String, txtRecord: [UInt8], from deviceID: DeviceID, at endpoint: PeerEndpoint) {
+    /// A record `deviceID` pushed over the liveness connection to `endpoint` (`announced`: with
+    /// its word that it started, ``receivedAnnouncement(port:instanceName:txtRecord:from:host:)``).
+    public func receivedPushedAdvertisement(instanceName: String, txtRecord: [UInt8], from deviceID: DeviceID, at endpoint: PeerEndpoint,
+                                            announced: Bool = false) {
         let service = DiscoveredService(
             instanceName: instanceName, serviceType: configuration.serviceType, domain: "", hostTarget: endpoint.host,
             port: UInt16(clamping: endpoint.port), txtRecord: txtRecord,
             addresses: PeerAddress(host: endpoint.host).isNumeric ? [endpoint.host] : [], interfaceIndex: 0)
-        handleResolved(service, pushedBy: deviceID)
+        handleResolved(service, pushedBy: deviceID, announced: announced)
     }
 
     /// Liveness stopped watching a device (unpaired, its addresses removed, or now shown by
@@ -32,7 +34,12 @@ extension Agent {
 extension PairedDevice {
     /// Where the device may be reached without DNS-SD: its stored addresses, at port 52123
     /// (``AgentConfiguration/defaultPort``) when one names none, pinned to its device ID.
-    var storedEndpoints: [PeerEndpoint] {
+    var storedEndpoints: [PeerEndpoint] { endpoints(addresses) }
+
+    /// Where it was last found (``lastKnownAddresses``), pinned to its device ID.
+    var lastKnownEndpoints: [PeerEndpoint] { endpoints(lastKnownAddresses) }
+
+    private func endpoints(_ addresses: [PeerAddress]) -> [PeerEndpoint] {
         addresses.map { PeerEndpoint(host: $0.host, port: $0.port ?? AgentConfiguration.defaultPort, expectedIdentity: deviceID.bytes) }
     }
 }

@@ -179,7 +179,10 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 refused = true
                 throw LivenessProbeError(reason: "the peer did not answer the first ping (it may have unpaired this device)")
             }
-            if subscribe { try await connection.send([PeerMessage.subscribe.frame]) }
+            // One write: the subscription, and word that this agent is back (``Rejoining``).
+            let announce = await agent.announcement(to: key, subscribing: subscribe)
+            let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
+            if !frames.isEmpty { try await connection.send(frames) }
             await event { $0.established(key, attempt: attempt, now: $1) }
             while let frame = try await connection.receive() {
                 switch frame.kind {

@@ -129,6 +129,10 @@ public enum PeerSession {
                             do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
                         }
                     }
+                case .announced(let port, let instanceName, let txtRecord):
+                    // Paired (checked above) and pinned: the device itself says it is back.
+                    guard let peerID, let host = connection.remoteAddress?.peerHost else { break }
+                    await agent.receivedAnnouncement(port: port, instanceName: instanceName, txtRecord: txtRecord, from: peerID, host: host)
                 case .search(let request):
                     try await connection.outbound.write(await agent.answerSearch(request))
                 case .serveClipboard(let itemID):

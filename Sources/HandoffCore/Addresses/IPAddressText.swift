@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The written forms of IP addresses that the agent compares, orders and scopes: what the
 /// listener's admission counts by, and the order in which a peer's discovered addresses are
 /// tried.
@@ -29,6 +35,14 @@ public enum IPAddressText {
             first.count == 4, let value = UInt16(first, radix: 16)
         else { return false }
         return value & 0xffc0 == 0xfe80
+    }
+
+    /// The name of interface `index` (`if_indextoname`), nil for 0 or an unknown index.
+    public static func interfaceName(_ index: UInt32) -> String? {
+        guard index != 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+        guard if_indextoname(index, &buffer) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `address` with the scope an IPv6 link-local address needs to be reached

@@ -29,6 +29,9 @@ public struct SourceSessionStateMachine: Sendable {
         /// A paired peer knows this device by address, not over DNS-SD: send it the
         /// advertisement now and on every change, for as long as the connection lasts.
         case subscribeAdvertisements
+        /// A paired peer started and is back: take its advertisement as found at the
+        /// connection's address and `port`, and keep reading.
+        case announced(port: Int, instanceName: String, txtRecord: [UInt8])
         /// A paired peer searches this device's saved activities: answer with `searchResults` (or
         /// an error) and keep reading.
         case search(PeerSearchRequest)
@@ -48,6 +51,8 @@ public struct SourceSessionStateMachine: Sendable {
     private var state: State = .awaitingHello
     /// Whether the peer subscribed to the advertisement on this connection (once only).
     private var subscribed = false
+    /// Whether the peer announced itself on this connection (once only).
+    private var announced = false
     private let hello: PeerHello
     private let agentName: String
 
@@ -106,6 +111,10 @@ public struct SourceSessionStateMachine: Sendable {
             guard !subscribed else { return close("a second subscribe on one connection") }
             subscribed = true
             return .subscribeAdvertisements
+        case (.ready, .announce(let port, let instanceName, let txtRecord)):
+            guard !announced else { return close("a second announce on one connection") }
+            announced = true
+            return .announced(port: port, instanceName: instanceName, txtRecord: txtRecord)
         case (.ready, .searchRequest(let request)):
             return .search(request)
         default:

@@ -46,6 +46,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let subscribe = FrameKind(rawValue: 0x37)
     /// The sender's sealed advertisement: its instance name and TXT record, as DNS-SD carries them.
     public static let advertisement = FrameKind(rawValue: 0x38)
+    /// A paired agent that started tells the other it is back, on its first liveness connection:
+    /// the port it listens on and its sealed advertisement (docs/PROTOCOL.md, "Rejoining").
+    public static let announce = FrameKind(rawValue: 0x39)
     /// A paired agent asks for the saved activities that match a query (`handoff search --devices all`).
     public static let searchRequest = FrameKind(rawValue: 0x50)
     /// The answer to `searchRequest`: saved activities, best first.
@@ -71,7 +74,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .searchRequest, .searchResults, .controlRequest, .controlResponse,
+        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .announce, .searchRequest, .searchResults, .controlRequest, .controlResponse,
         .clipboardFetch, .clipboardItem, .fileOffer, .fileAnswer, .fileEnd, .fileReceived,
     ]
 
@@ -101,6 +104,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .pong: "pong"
         case .subscribe: "subscribe"
         case .advertisement: "advertisement"
+        case .announce: "announce"
         case .searchRequest: "searchRequest"
         case .searchResults: "searchResults"
         case .clipboardFetch: "clipboardFetch"

@@ -135,6 +135,10 @@ public enum PeerMessage: Sendable, Hashable {
     /// The sender's sealed advertisement, as it would be on DNS-SD: its instance name (which the
     /// seal covers) and its TXT record.
     case advertisement(instanceName: String, txtRecord: [UInt8])
+    /// The sender started and is back: the port its agent listens on, and its sealed
+    /// advertisement as in ``advertisement(instanceName:txtRecord:)`` (after hello, on a liveness
+    /// connection). The receiver reaches it at the connection's address and that port.
+    case announce(port: Int, instanceName: String, txtRecord: [UInt8])
     /// Which saved activities match a query (paired agents only).
     case searchRequest(PeerSearchRequest)
     /// The saved activities that matched, best first; `device` is left empty for the asker to fill.
@@ -211,6 +215,10 @@ public enum PeerMessage: Sendable, Hashable {
         case .advertisement(let instanceName, let txtRecord):
             return Frame(kind: .advertisement, payload: PropertyListBinaryCoding.encode([
                 "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
+            ]))
+        case .announce(let port, let instanceName, let txtRecord):
+            return Frame(kind: .announce, payload: PropertyListBinaryCoding.encode([
+                "port": .integer(Int64(port)), "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
             ]))
         case .clipboardFetch(let itemID):
             return Frame(kind: .clipboardFetch, payload: PropertyListBinaryCoding.encode(["itemID": .uuid(itemID)]))
@@ -311,13 +319,18 @@ public enum PeerMessage: Sendable, Hashable {
             self = kind == .ping ? .ping(sequence: Int(clamping: sequence)) : .pong(sequence: Int(clamping: sequence))
         case .subscribe:
             self = .subscribe
-        case .advertisement:
+        case .advertisement, .announce:
             // A DNS-SD instance name is at most 63 bytes, a TXT record at most 64 KiB (one frame).
             guard case .string(let instanceName)? = fields["instanceName"], !instanceName.isEmpty, instanceName.utf8.count <= 63 else {
                 throw malformed("instanceName must be 1 to 63 bytes")
             }
             guard case .data(let txtRecord)? = fields["txtRecord"], !txtRecord.isEmpty else { throw malformed("missing txtRecord") }
-            self = .advertisement(instanceName: instanceName, txtRecord: Array(txtRecord))
+            guard kind == .announce else {
+                self = .advertisement(instanceName: instanceName, txtRecord: Array(txtRecord))
+                return
+            }
+            guard case .integer(let port)? = fields["port"], (1...65535).contains(port) else { throw malformed("port must be 1 to 65535") }
+            self = .announce(port: Int(port), instanceName: instanceName, txtRecord: Array(txtRecord))
         case .searchRequest:
             self = .searchRequest(try PeerSearchRequest(fields: fields))
         case .searchResults:

@@ -20,19 +20,39 @@ struct AdvertisementCoreTests {
         return AdvertisementTrustTests.service(instance, txt)
     }
 
-    @Test("a fresh record of a paired device is taken and saved; an older one is a replay and changes nothing")
+    @Test("a fresh record of a paired device is taken and saved, and where it was found is remembered; an older one is a replay and changes nothing")
     func freshAndReplay() {
         var intake = intake()
         var directory = PeerDirectory(ownAgentID: "self")
-        let r1 = intake.resolved(record(2, timestamp: 2_000), senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        let service = record(2, timestamp: 2_000)
+        let r1 = intake.resolved(service, senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        let found = service.addresses.map { PeerAddress(host: $0, port: Int(service.port)) }
+        #expect(!found.isEmpty)
         #expect(r1
-            == [.saveSeenNow])
+            == [.saveSeenNow, .rememberAddresses(found, of: TestPeer.deviceID)])
         intake.saving(now: t0)
         #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(2))
         let r2 = intake.resolved(record(1, timestamp: 1_000), senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
         #expect(r2 == [])
         #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(2))
         #expect(intake.resolveGenerations[TestPeer.deviceID] == 1)
+    }
+
+    @Test("a record pushed on a subscription is not remembered as an address; an announced one is, and makes liveness probe at once")
+    func announcedRecords() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        let pushed = intake.resolved(record(2, timestamp: 2_000), pushedBy: TestPeer.deviceID, senders: senders, isPaired: { _ in true },
+                                     directory: &directory, now: t0)
+        #expect(pushed == [.saveSeenNow])
+        #expect(intake.resolveGenerations[TestPeer.deviceID] == nil)
+        intake.saving(now: t0)
+        let service = record(3, timestamp: 3_000)
+        let announced = intake.resolved(service, pushedBy: TestPeer.deviceID, announced: true, senders: senders, isPaired: { _ in true },
+                                        directory: &directory, now: t0.advanced(by: .seconds(5)))
+        #expect(announced == [.saveSeenNow, .rememberAddresses(service.addresses.map { PeerAddress(host: $0, port: Int(service.port)) }, of: TestPeer.deviceID)])
+        #expect(intake.resolveGenerations[TestPeer.deviceID] == 1)
+        #expect(directory.peer(instance: "kitchen")?.via == .address)
     }
 
     @Test("this agent's own record in its browse is visible (for doctor) and not a peer; a goodbye hides it")

@@ -20,15 +20,18 @@ struct InMemoryContinueTests {
         let editor = AppRecorder(savedTitle: "Shopping list (saved)")
         let viewer = AppRecorder()
 
-        /// - Parameter alphaAddresses: where bravo's trust store says alpha can be reached.
+        /// - Parameters:
+        ///   - alphaAddresses: where bravo's trust store says alpha can be reached.
+        ///   - alphaLastKnown: where bravo's trust store says alpha was last found.
         init(alpha configureAlpha: (inout AgentConfiguration) -> Void = { _ in }, bravo configureBravo: (inout AgentConfiguration) -> Void = { _ in },
-             alphaAddresses: [PeerAddress] = []) {
+             alphaAddresses: [PeerAddress] = [], alphaLastKnown: [PeerAddress] = []) {
             let network = InMemoryNetwork()
             let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
             alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [InMemoryHost.device("bravo", advertisingKey: keys.bravo)],
                                  advertisingKey: keys.alpha, configure: configureAlpha)
             var alphaDevice = InMemoryHost.device("alpha", advertisingKey: keys.alpha)
             alphaDevice.addresses = alphaAddresses
+            alphaDevice.lastKnownAddresses = alphaLastKnown
             bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [alphaDevice],
                                  advertisingKey: keys.bravo, configure: configureBravo)
         }

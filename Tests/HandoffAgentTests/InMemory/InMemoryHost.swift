@@ -64,7 +64,7 @@ final class InMemoryHost: Sendable {
         configure(&configuration)
         let security = try! AgentSecurity(identity: identity, trust: TrustStore(ownAdvertisingKey: advertisingKey, devices: paired),
                                           stateDirectory: nil)
-        transport = network.transport(identity: identity.proven)
+        transport = network.transport(identity: identity.proven, host: host)
         listener = network.listen(host: host, port: 7000, identity: identity.proven, limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0))
         agent = Agent(configuration: configuration, port: 7000, transport: transport, logger: quietLogger, security: security, clock: clock,
                       savedActivities: SavedActivities(path: nil))
@@ -82,7 +82,7 @@ final class InMemoryHost: Sendable {
                 await withDiscardingTaskGroup { sessions in
                     for await accepted in self.listener.connections {
                         sessions.addTask {
-                            await InMemoryLab.serve(accepted.connection, peerUID: nil) { try await PeerSession.serve($0, agent: agent, logger: quietLogger) }
+                            await InMemoryLab.serve(accepted.connection, peerUID: nil, remoteHost: accepted.remoteHost) { try await PeerSession.serve($0, agent: agent, logger: quietLogger) }
                         }
                     }
                 }

@@ -30,7 +30,7 @@ enum InMemoryLab {
     /// Serves one accepted in-memory connection as the daemon's ``FrameServer`` serves a socket's:
     /// `handler` gets a ``FrameServer/Connection`` whose frames cross `end`, and is cancelled
     /// when the connection closes.
-    static func serve(_ end: InMemoryPeerConnection, peerUID: UInt32?,
+    static func serve(_ end: InMemoryPeerConnection, peerUID: UInt32?, remoteHost: String? = nil,
                       handler: @escaping @Sendable (FrameServer.Connection) async throws -> Void) async {
         let (inbound, source) = NIOAsyncChannelInboundStream<Frame>.makeTestingStream()
         let (outbound, sink) = NIOAsyncChannelOutboundWriter<Frame>.makeTestingWriter()
@@ -42,7 +42,7 @@ enum InMemoryLab {
         let marker = Frame(kind: .controlResponse, payload: Array("in-memory byte budget \(UUID())".utf8))
         let budgets = ByteBudgets()
         let connection = FrameServer.Connection(
-            inbound: inbound, outbound: outbound, remoteAddress: nil, peerIdentity: identity, gate: nil, peerUID: peerUID,
+            inbound: inbound, outbound: outbound, remoteAddress: remoteHost.flatMap { try? SocketAddress(ipAddress: $0, port: 1) }, peerIdentity: identity, gate: nil, peerUID: peerUID,
             close: { end.closeNow() }, splice: splice,
             faultSite: InMemoryFaultSite(budgets: budgets, outbound: outbound, marker: marker))
         await withTaskGroup(of: Void.self) { group in

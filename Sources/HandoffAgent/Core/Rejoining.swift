@@ -1,0 +1,46 @@
+import HandoffTrust
+
+/// How an agent that starts gets back in touch with its paired devices at once, before DNS-SD
+/// has shown anything (issue 21, "discovery at the speed of the link"). Pure state.
+///
+/// - At start, every paired device with addresses it was last found at
+///   (``PairedDevice/lastKnownAddresses``) is reached there by liveness, which subscribes to its
+///   advertisement (as for a device known by address) until DNS-SD shows it. A device that is not
+///   there costs one failed attempt, not a probe for ever; one that answered and then stops is
+///   listed unreachable and tried again, as a device known by address is, until DNS-SD shows it.
+/// - The first liveness connection to each device after start carries `announce`: this agent's
+///   port and sealed advertisement. So does every connection that subscribes: the other side may
+///   not see this one over DNS-SD either.
+/// - A device that announces itself here is reached at the address it announced from, the same
+///   way, until DNS-SD shows it.
+struct Rejoining: Sendable {
+    /// The devices liveness reaches at their last known addresses.
+    private(set) var pending: Set<DeviceID>
+    /// The devices told since start that this agent is back.
+    private(set) var told: Set<DeviceID> = []
+
+    /// At start: the paired devices that have last known addresses.
+    init(devices: [PairedDevice]) {
+        pending = Set(devices.filter { !$0.lastKnownAddresses.isEmpty }.map(\.deviceID))
+    }
+
+    /// Whether liveness should reach `device` at its last known addresses (when neither DNS-SD
+    /// nor a stored address shows it).
+    func reachesAtLastKnownAddresses(_ device: DeviceID) -> Bool { pending.contains(device) }
+
+    /// DNS-SD shows the device: from now on it is the way to it.
+    mutating func shownByDNSSD(_ device: DeviceID) { pending.remove(device) }
+
+    /// Liveness found a device it never heard from unreachable: no more attempts at its last
+    /// known addresses.
+    mutating func unreachable(_ device: DeviceID) { pending.remove(device) }
+
+    /// The device announced that it is back (its address is now its last known one).
+    mutating func announced(by device: DeviceID) { pending.insert(device) }
+
+    /// Whether a liveness connection just opened to `device` should carry `announce`: the first
+    /// one since start, and every one that subscribes. Counts it as told.
+    mutating func shouldAnnounce(to device: DeviceID, subscribing: Bool) -> Bool {
+        told.insert(device).inserted || subscribing
+    }
+}

@@ -1,0 +1,29 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+
+/// The shell of ``Rejoining``: a restarting agent tells its paired devices at once that it is
+/// back, on its first liveness connection to each (`announce`), and a device that announces
+/// itself is listed at once, reached at the address it announced from.
+extension Agent {
+    /// The `announce` frame to send on a liveness connection just opened to `device`, if it
+    /// should carry one (``Rejoining/shouldAnnounce(to:subscribing:)``): this agent's port and the
+    /// advertisement now.
+    public func announcement(to device: DeviceID, subscribing: Bool) -> Frame? {
+        guard rejoining.shouldAnnounce(to: device, subscribing: subscribing) else { return nil }
+        let record = advertisementFeed.current
+        return PeerMessage.announce(port: port, instanceName: record.instanceName, txtRecord: record.txtRecord).frame
+    }
+
+    /// A paired device said on a connection pinned to it, from `host`, that it is back: its
+    /// record is taken as if resolved at `host` and `port` (and that address remembered), the
+    /// device is reachable (it just spoke), and liveness reaches it there until DNS-SD shows it.
+    public func receivedAnnouncement(port: Int, instanceName: String, txtRecord: [UInt8], from deviceID: DeviceID, host: String) {
+        guard trust.isPaired(deviceID) else { return }
+        rejoining.announced(by: deviceID)
+        let endpoint = PeerEndpoint(host: host, port: port, expectedIdentity: deviceID.bytes)
+        receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: deviceID, at: endpoint, announced: true)
+        setReachability(deviceID, reachable: true, lastHeard: nil)
+        logger.info("a paired device announced it is back", metadata: ["handoff.device": "\(deviceID.shortID)", "handoff.address": "\(host):\(port)"])
+    }
+}

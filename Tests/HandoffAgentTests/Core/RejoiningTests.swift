@@ -1,0 +1,32 @@
+import HandoffCore
+import HandoffTrust
+import Testing
+
+@testable import HandoffAgent
+
+@Suite("Rejoining: reaching paired devices at their last known addresses after a start")
+struct RejoiningTests {
+    static func id(_ byte: UInt8) -> DeviceID { try! DeviceID(bytes: Array(repeating: byte, count: 32)) }
+
+    @Test("at start, only devices with last known addresses are reached there; DNS-SD or a failure ends it; an announce starts it")
+    func pending() {
+        let known = PairedDevice(deviceID: Self.id(1), name: "laptop", lastKnownAddresses: [PeerAddress(host: "10.0.0.1", port: 7000)])
+        let never = PairedDevice(deviceID: Self.id(2), name: "phone")
+        var rejoining = Rejoining(devices: [known, never])
+        #expect(rejoining.reachesAtLastKnownAddresses(Self.id(1)))
+        #expect(!rejoining.reachesAtLastKnownAddresses(Self.id(2)))
+        rejoining.shownByDNSSD(Self.id(1))
+        #expect(!rejoining.reachesAtLastKnownAddresses(Self.id(1)), "DNS-SD is the way from now on")
+        rejoining.announced(by: Self.id(2))
+        #expect(rejoining.reachesAtLastKnownAddresses(Self.id(2)))
+        rejoining.unreachable(Self.id(2))
+        #expect(!rejoining.reachesAtLastKnownAddresses(Self.id(2)), "one failure, not a probe for ever")
+    }
+
+    @Test("the first connection to each device after start announces; later ones only when they subscribe")
+    func announces() {
+        var rejoining = Rejoining(devices: [])
+        let answers = [(1, false), (1, false), (1, true), (2, false)].map { rejoining.shouldAnnounce(to: Self.id($0.0), subscribing: $0.1) }
+        #expect(answers == [true, false, true, true])
+    }
+}
