@@ -2,6 +2,11 @@
 """Turns the raw results of scripts/bench into the table it prints and docs/BENCHMARKS.md.
 
 usage: bench-report.py RESULTS_DIR [--markdown OUT.md]
+       bench-report.py RESULTS_DIR --peers [--markdown OUT.md]
+
+--peers: only the "KDE Connect side by side" table (scripts/bench --peers; peers_report.py), which
+replaces the one in OUT.md and leaves the rest of it alone. A full report keeps OUT.md's table
+unless RESULTS_DIR holds peers results of its own.
 
 Exit status: 0 if every measurement produced samples, 1 if one is missing or empty (the
 benchmark itself is broken). Missed targets never change the exit status.
@@ -10,6 +15,8 @@ import json
 import math
 import os
 import sys
+
+import peers_report
 
 
 def load_json(directory, name):
@@ -336,12 +343,46 @@ class Report:
         return "\n".join(out)
 
 
+def peers_main(directory, markdown):
+    """--peers: the KDE Connect table alone, spliced into OUT.md."""
+    peers = peers_report.PeersReport(directory).build()
+    meta = load_json(directory, "meta.json") or {}
+    print(peers.text())
+    if peers.broken:
+        print("BROKEN: no results from " + ", ".join(sorted(set(peers.broken))), file=sys.stderr)
+    if markdown:
+        with open(markdown) as f:
+            document = f.read()
+        text = peers_report.splice(document, peers.markdown(meta))
+        if text is None:
+            print(f"bench-report: {markdown} has no KDE Connect section markers ({peers_report.BEGIN}); "
+                  "regenerate it with a full run first", file=sys.stderr)
+            return 1
+        with open(markdown, "w") as f:
+            f.write(text)
+    return 1 if peers.broken else 0
+
+
+def peers_block(directory, markdown):
+    """The KDE Connect table of a full report: this run's, else the one OUT.md has."""
+    if peers_report.has_results(directory):
+        return peers_report.PeersReport(directory).build().markdown(load_json(directory, "meta.json") or {})
+    try:
+        with open(markdown) as f:
+            kept = peers_report.existing_block(f.read())
+    except OSError:
+        kept = None
+    return kept or "(not measured yet: run `scripts/bench --peers`)"
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     directory = sys.argv[1]
     markdown = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
+    if "--peers" in sys.argv:
+        return peers_main(directory, markdown)
     report = Report(directory)
     report.build()
     m = report.meta
@@ -365,6 +406,7 @@ def main():
             "{{TABLE}}", report.markdown_table()).replace("{{DURATION}}", str(m.get("duration_s", "?")))
         micro_path = os.path.join(directory, "micro.md")
         micro = open(micro_path).read().strip() if os.path.exists(micro_path) else None
+        text = text.replace("{{PEERS}}", peers_block(directory, markdown))
         text = text.replace("{{MICRO}}", micro or "(not run in this generation: `scripts/bench --no-micro`; "
                             "run `cd Benchmarks && swift package benchmark`)")
         with open(markdown, "w") as f:
