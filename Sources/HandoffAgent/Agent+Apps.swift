@@ -149,8 +149,8 @@ extension Agent {
         let pid: Int32
         do {
             let environment = ChildEnvironment.current(adding: ["HANDOFF_SOCKET": configuration.socketPath])
-            // Never stopped by the agent, not even at its shutdown; reaped when it exits (ChildProcess.start).
-            pid = try await ChildProcess.start(app.launch, environment: environment, stdout: .descriptor(2), stderr: .descriptor(2))
+            // Never stopped by the agent, not even at its shutdown, and not its child (ChildProcess.start).
+            pid = try await ChildProcess.start(app.launch, environment: environment, output: .descriptor(2))
         } catch {
             logger.warning("cannot launch app", metadata: ["handoff.app": "\(bundleID)", "handoff.error": "\(error)"])
             return

@@ -165,7 +165,7 @@ public final class InMemoryFrameConnection: FrameConnection {
             apply(s.machine.lookedUp(found, request: request, now: source.now), table: table, &s)
         case .notifyContinued:
             break  // as the agent: noted, and the connection stays open for the next fetch
-        case .openStreams, .receiveOpen, .receiveFiles, .pair, .exchangeKeys, .subscribeAdvertisements, .announced, .search, .serveClipboard:
+        case .openStreams, .receiveOpen, .receiveFiles, .pair, .exchangeKeys, .subscribeAdvertisements, .announced, .saidGoodbye, .search, .serveClipboard:
             s.sourceStopped = true
             s.closedByPeer = true
         case .sendAndClose(let frames, let reason):

@@ -85,16 +85,21 @@ struct ChildProcessTests {
         #expect(kill(child, 0) == -1 && errno == ESRCH, "the child \(child) still exists")
     }
 
-    @Test("a started app is not waited for, keeps running, and is reaped when it exits")
+    @Test("a started app is not waited for, keeps running, is not the agent's child, and ends when it exits")
     func startedAppIsReaped() async throws {
         let dir = try ScratchDirectory()
         defer { dir.remove() }
         try #require(mkfifo(dir.file("fifo"), 0o600) == 0)
-        let pid = try await ChildProcess.start(shell(#"read line < "$1""#, dir.file("fifo")), environment: ["PATH": "/usr/bin:/bin"])
+        let pid = try await ChildProcess.start(shell(#"echo $$ > "$2"; read line < "$1""#, dir.file("fifo"), dir.file("pid")), environment: ["PATH": "/usr/bin:/bin"])
         #expect(kill(pid, 0) == 0, "the app runs")
-        // Let it finish: it reads a line from the FIFO, then exits.
+        #expect(try await self.pid(in: dir.file("pid")) == pid, "the process ID is the app's own, not its launcher's")
+        // Not our child: the launcher exited, and the session's reaper adopted it.
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        let parent = stat.split(separator: ")").last?.split(separator: " ").dropFirst().first.flatMap { pid_t(String($0)) }
+        #expect(parent != getpid(), "the app's parent is the agent")
+        // Let it finish: it reads a line from the FIFO, then exits. Whoever adopted it reaps it (or not).
         try "done\n".write(toFile: dir.file("fifo"), atomically: false, encoding: .utf8)
-        #expect(await gone(pid), "the app \(pid) was not reaped")
+        #expect(await gone(pid, orZombie: true), "the app \(pid) did not end")
         do {
             _ = try await ChildProcess.start(["/nonexistent/handoff-app"], environment: [:])
             Issue.record("a missing program started")

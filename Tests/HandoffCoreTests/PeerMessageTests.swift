@@ -38,6 +38,7 @@ struct PeerMessageTests {
         .subscribe,
         .advertisement(instanceName: "handoff-0123456789ab", txtRecord: [3, 0x76, 0x3d, 0x32]),
         .announce(port: 52123, instanceName: "handoff-0123456789ab", txtRecord: [3, 0x76, 0x3d, 0x32]),
+        .goodbye,
     ])
     func roundTrip(_ message: PeerMessage) throws {
         #expect(try Self.decode(message.frame) == message)

@@ -95,6 +95,16 @@ struct SourceSessionStateMachineTests {
         }
     }
 
+    @Test("a goodbye after hello tells the agent the peer stops, and nothing more is read")
+    func goodbyeCloses() {
+        var machine = Self.ready()
+        #expect(machine.received(PeerMessage.goodbye.frame) == .saidGoodbye)
+        guard case .sendAndClose = machine.received(PeerMessage.ping(sequence: 1).frame) else {
+            Issue.record("a frame after goodbye was read")
+            return
+        }
+    }
+
     @Test("a fetch after hello asks for a lookup of that activity")
     func fetchAsksForLookup() {
         var machine = Self.ready()

@@ -25,8 +25,8 @@ import Darwin
 ///   to the group ``terminationGrace`` later if it has not exited. The policy runs at a timeout
 ///   and when the task that runs the child is cancelled.
 ///
-/// An app started with ``start(_:environment:stdout:stderr:)`` is the exception: nothing stops it
-/// (a person may be using it), not even the agent's shutdown; it is reaped when it exits.
+/// An app started with ``start(_:environment:output:)`` is the exception: nothing stops it (a
+/// person may be using it), not even the agent's shutdown, and it is not the agent's child.
 public enum ChildProcess {
     /// Where a child's standard stream goes.
     public enum Stream: Sendable {
@@ -136,26 +136,46 @@ public enum ChildProcess {
     }
 
     /// Starts `argv` as ``run(_:environment:stdin:stdout:stderr:timeout:)`` does, with stdin
-    /// `/dev/null`, and returns its process ID once it runs, without waiting for it to exit: for
-    /// the apps the agent launches.
+    /// `/dev/null` and its standard output and error on `output`, and returns its process ID once
+    /// it runs, without waiting for it to exit: for the apps the agent launches.
     ///
     /// A launched app is a person's app: it is never stopped by the agent, not at a timeout, not
-    /// when the request that launched it ends, not when the agent shuts down (it then outlives the
-    /// agent and its new parent reaps it). While the agent runs, a task of its own waits for the
-    /// app and reaps it when it exits; it is detached, since cancelling it would tear the app down.
-    public static func start(_ argv: [String], environment: [String: String], stdout: Stream = .null, stderr: Stream = .null) async throws(SpawnError) -> pid_t {
+    /// when the request that launched it ends, not when the agent shuts down. So it is not the
+    /// agent's child at all: a launcher (`/bin/sh`, run and waited for like any child) starts it
+    /// in the background, prints its process ID and exits, and the app is adopted by the session's
+    /// reaper (PID 1, or the user's systemd, a subreaper), which reaps it when it exits. No task of
+    /// the agent's outlives the launch. The program is looked up first, so one that does not exist
+    /// or is not executable fails here with `strerror`'s words.
+    public static func start(_ argv: [String], environment: [String: String], output: Stream = .null) async throws(SpawnError) -> pid_t {
         let program = argv.first ?? ""
-        let (started, report) = AsyncStream.makeStream(of: Result<pid_t, SpawnError>.self)
-        Task.detached {
-            let outcome = try? await ChildProcess.run(argv, environment: environment, stdin: .null, stdout: stdout, stderr: stderr, timeout: nil) {
-                report.yield(.success($0.value))
-            }
-            if case .failedToStart(let reason) = outcome { report.yield(.failure(SpawnError(program: program, reason: reason))) }
-            report.finish()
+        let resolved = try Spawn.lookUp(program, path: environment["PATH"])
+        guard Spawn.isExecutableFile(resolved) else {
+            throw SpawnError(program: program, reason: String(cString: strerror(access(resolved, F_OK) == 0 ? EACCES : ENOENT)))
         }
-        for await result in started { return try result.get() }
-        throw SpawnError(program: program, reason: "the launch was cancelled")
+        var pipeEnds: [Int32] = [-1, -1]
+        // No close-on-exec needed: every spawn closes the descriptors from 3 up (see above).
+        guard pipe(&pipeEnds) == 0 else { throw SpawnError(program: program, reason: String(cString: strerror(errno))) }
+        defer { close(pipeEnds[0]) }
+        // The app's output goes where `output` says (the launcher's stderr); the launcher's stdout,
+        // the pipe, carries only the app's process ID, so it reaches end of file when the launcher exits.
+        let outcome = await run(["/bin/sh", "-c", #""$0" "$@" >&2 & echo $!"#, resolved] + Array(argv.dropFirst()),
+                                environment: environment, stdout: .descriptor(pipeEnds[1], closeAfterSpawn: true), stderr: output,
+                                timeout: launcherTimeout)
+        guard outcome == .exited(0) else { throw SpawnError(program: program, reason: "its launcher (/bin/sh) ended with \(outcome)") }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 32)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            if count > 0 { bytes += buffer.prefix(count) } else if count == 0 || errno != EINTR { break }
+        }
+        guard let pid = pid_t(String(decoding: bytes.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)) else {
+            throw SpawnError(program: program, reason: "its launcher (/bin/sh) printed no process ID")
+        }
+        return pid
     }
+
+    /// How long the launcher of ``start(_:environment:output:)`` may take: it only forks and exits.
+    static let launcherTimeout: Duration = .seconds(10)
 
     /// Why a spawn failed, as `strerror` says it (what users saw before swift-subprocess).
     static func reason(_ error: SubprocessError) -> String {
@@ -246,7 +266,7 @@ extension Spawn {
     private static let found = Mutex<[String: String]>([:])
 
     /// Whether `path` is an executable regular file (a String converts as the argument).
-    private static func isExecutableFile(_ path: UnsafePointer<CChar>) -> Bool {
+    fileprivate static func isExecutableFile(_ path: UnsafePointer<CChar>) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
     }

@@ -26,4 +26,15 @@ extension Agent {
         setReachability(deviceID, reachable: true, lastHeard: nil)
         logger.info("a paired device announced it is back", metadata: ["handoff.device": "\(deviceID.shortID)", "handoff.address": "\(host):\(port)"])
     }
+
+    /// A paired device said on its liveness connection that it stops, as a DNS-SD goodbye says
+    /// it: what it announced is forgotten, and it is not reached at that address any more. (A
+    /// device known by a stored address is still watched there; one DNS-SD shows leaves by
+    /// DNS-SD's own goodbye.)
+    public func receivedGoodbye(from deviceID: DeviceID) {
+        guard trust.isPaired(deviceID) else { return }
+        rejoining.unreachable(deviceID)
+        guard trust.device(deviceID)?.addresses.isEmpty == true else { return }
+        forgetPushedAdvertisements(of: deviceID)
+    }
 }

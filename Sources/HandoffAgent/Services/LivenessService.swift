@@ -82,7 +82,14 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
             }
             stopped = true
-            for (_, connection) in connections.values { group.addTask { await connection.close() } }
+            // This agent stops: each paired device is told, as DNS-SD's goodbye tells those that browse.
+            let goodbye = PeerMessage.goodbye.frame
+            for (_, connection) in connections.values {
+                group.addTask {
+                    try? await connection.send([goodbye])
+                    await connection.close()
+                }
+            }
             connections.removeAll()
         }
     }

@@ -133,6 +133,9 @@ public enum PeerSession {
                     // Paired (checked above) and pinned: the device itself says it is back.
                     guard let peerID, let host = connection.remoteAddress?.peerHost else { break }
                     await agent.receivedAnnouncement(port: port, instanceName: instanceName, txtRecord: txtRecord, from: peerID, host: host)
+                case .saidGoodbye:
+                    if let peerID { await agent.receivedGoodbye(from: peerID) }
+                    return
                 case .search(let request):
                     try await connection.outbound.write(await agent.answerSearch(request))
                 case .serveClipboard(let itemID):

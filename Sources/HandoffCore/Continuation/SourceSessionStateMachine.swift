@@ -32,6 +32,8 @@ public struct SourceSessionStateMachine: Sendable {
         /// A paired peer started and is back: take its advertisement as found at the
         /// connection's address and `port`, and keep reading.
         case announced(port: Int, instanceName: String, txtRecord: [UInt8])
+        /// A paired peer stops: forget what it announced, and close.
+        case saidGoodbye
         /// A paired peer searches this device's saved activities: answer with `searchResults` (or
         /// an error) and keep reading.
         case search(PeerSearchRequest)
@@ -115,6 +117,9 @@ public struct SourceSessionStateMachine: Sendable {
             guard !announced else { return close("a second announce on one connection") }
             announced = true
             return .announced(port: port, instanceName: instanceName, txtRecord: txtRecord)
+        case (.ready, .goodbye):
+            state = .closed
+            return .saidGoodbye
         case (.ready, .searchRequest(let request)):
             return .search(request)
         default:

@@ -49,6 +49,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A paired agent that started tells the other it is back, on its first liveness connection:
     /// the port it listens on and its sealed advertisement (docs/PROTOCOL.md, "Rejoining").
     public static let announce = FrameKind(rawValue: 0x39)
+    /// A paired agent that stops tells the other, on its liveness connection, before it closes it.
+    public static let goodbye = FrameKind(rawValue: 0x3A)
     /// A paired agent asks for the saved activities that match a query (`handoff search --devices all`).
     public static let searchRequest = FrameKind(rawValue: 0x50)
     /// The answer to `searchRequest`: saved activities, best first.
@@ -74,7 +76,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .announce, .searchRequest, .searchResults, .controlRequest, .controlResponse,
+        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .announce, .goodbye, .searchRequest, .searchResults, .controlRequest, .controlResponse,
         .clipboardFetch, .clipboardItem, .fileOffer, .fileAnswer, .fileEnd, .fileReceived,
     ]
 
@@ -105,6 +107,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .subscribe: "subscribe"
         case .advertisement: "advertisement"
         case .announce: "announce"
+        case .goodbye: "goodbye"
         case .searchRequest: "searchRequest"
         case .searchResults: "searchResults"
         case .clipboardFetch: "clipboardFetch"

@@ -139,6 +139,9 @@ public enum PeerMessage: Sendable, Hashable {
     /// advertisement as in ``advertisement(instanceName:txtRecord:)`` (after hello, on a liveness
     /// connection). The receiver reaches it at the connection's address and that port.
     case announce(port: Int, instanceName: String, txtRecord: [UInt8])
+    /// The sender stops (its agent shuts down): what it announced no longer holds (after hello,
+    /// on a liveness connection, which it closes next).
+    case goodbye
     /// Which saved activities match a query (paired agents only).
     case searchRequest(PeerSearchRequest)
     /// The saved activities that matched, best first; `device` is left empty for the asker to fill.
@@ -212,6 +215,8 @@ public enum PeerMessage: Sendable, Hashable {
             return Frame(kind: .pong, payload: PropertyListBinaryCoding.encode(["seq": .integer(Int64(sequence))]))
         case .subscribe:
             return Frame(kind: .subscribe, payload: PropertyListBinaryCoding.encode([:]))
+        case .goodbye:
+            return Frame(kind: .goodbye, payload: PropertyListBinaryCoding.encode([:]))
         case .advertisement(let instanceName, let txtRecord):
             return Frame(kind: .advertisement, payload: PropertyListBinaryCoding.encode([
                 "instanceName": .string(instanceName), "txtRecord": .data(Data(txtRecord)),
@@ -319,6 +324,8 @@ public enum PeerMessage: Sendable, Hashable {
             self = kind == .ping ? .ping(sequence: Int(clamping: sequence)) : .pong(sequence: Int(clamping: sequence))
         case .subscribe:
             self = .subscribe
+        case .goodbye:
+            self = .goodbye
         case .advertisement, .announce:
             // A DNS-SD instance name is at most 63 bytes, a TXT record at most 64 KiB (one frame).
             guard case .string(let instanceName)? = fields["instanceName"], !instanceName.isEmpty, instanceName.utf8.count <= 63 else {

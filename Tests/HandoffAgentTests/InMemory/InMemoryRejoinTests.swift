@@ -34,6 +34,13 @@ struct InMemoryRejoinTests {
             let result = try await bravo.continueActivity(id: note.identifier).get()
             #expect(result.peer == "alpha")
 
+            // A goodbye from bravo (its agent stops) makes alpha forget what it announced, and
+            // stop reaching it there. (Said here as alpha's session would say it on the frame.)
+            let alphaSide = hosts.alpha.agent
+            await alphaSide.receivedGoodbye(from: bravoID)
+            #expect(await alphaSide.peers().isEmpty)
+            #expect(await alphaSide.livenessTargets()[bravoID] == nil)
+
             // DNS-SD shows alpha to bravo: it is the way from now on, without a subscription.
             await hosts.bravo.discover(hosts.alpha)
             #expect(try await InMemoryAddressedPeerTests.tick(hosts.bravo) { await bravo.livenessTargets().values.map(\.subscribes) == [false] })
