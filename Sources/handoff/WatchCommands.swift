@@ -8,7 +8,7 @@ struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print what the agent learns as it happens, until interrupted.",
         discussion: """
-            Events: activityOffered, activityWithdrawn, peerReachable, peerUnreachable, continued, continueFailed, \
+            Events: activityOffered, activityWithdrawn, peerReachable, peerUnreachable, continuing, continued, continueFailed, \
             paused, resumed. With --json, one JSON object per line, each with "event" and "time" (ISO 8601) \
             (docs/PROTOCOL.md, "Watching"). Exits 1 when the agent cannot be reached or goes away.
             """)
@@ -37,6 +37,8 @@ struct Watch: AsyncParsableCommand {
         case .activityWithdrawn(_, let peer): what = "withdrawn  \(short)  by \(peer)"
         case .peerReachable(let peer): what = "reachable  \(peer)"
         case .peerUnreachable(let peer): what = "gone       \(peer)"
+        case .continuing(_, let peer, let appNotifies):
+            what = "continuing \(short)  from \(peer)\(appNotifies ? ", the app shows its progress" : "")"
         case .continued(_, let peer, let by): what = "continued  \(short)  from \(peer), taken by \(by)"
         case .continueFailed(_, let error): what = "failed     \(short)  \(error.description)"
         case .paused: what = "paused     this host advertises nothing until `handoff resume`"

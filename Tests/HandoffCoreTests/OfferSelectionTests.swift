@@ -77,6 +77,7 @@ struct AgentEventTests {
     @Test("every kind survives its JSON form, with time to the millisecond", arguments: [
         AgentEvent.Kind.activityOffered(OfferedActivity(id: UUID(), peer: "h1", activityType: "com.example.edit", title: "Notes")),
         .activityWithdrawn(id: UUID(), peer: "h1"), .peerReachable(peer: "h1"), .peerUnreachable(peer: "h2"),
+        .continuing(id: UUID(), peer: "h1", appNotifies: true), .continuing(id: UUID(), peer: "h1", appNotifies: false),
         .continued(id: UUID(), peer: "h1", by: "handler"), .continueFailed(id: UUID(), error: .connectionUnavailable("gone")),
         .paused, .resumed,
     ])

@@ -130,6 +130,7 @@ public enum ControlSession {
             }
             var owner: ActivityStore.Owner?
             if let link, let manifest = await link.manifest {
+                if let refusal = manifest.publishRefusal(activity.activityType) { return .failure(.handoffFailed(refusal)) }
                 owner = ActivityStore.Owner(identity: manifest.identity, connectionID: link.id)
             }
             do {

@@ -19,6 +19,10 @@ public struct AgentEvent: Sendable, Equatable {
         case peerReachable(peer: String)
         /// A paired device left or stopped answering.
         case peerUnreachable(peer: String)
+        /// Continuing a peer's activity here is under way (its data is on its way). `appNotifies`:
+        /// the app that continues it answered `willContinueUserActivity(withType:)` with true, so
+        /// it tells the person itself and the agent shows no "continuing…" notification.
+        case continuing(id: UUID, peer: String, appNotifies: Bool)
         /// An activity was continued here; `by` is what took it: `app`, `handler`,
         /// `streamingHandler` or `urlOpener` (``ContinueResult/by``).
         case continued(id: UUID, peer: String, by: String)
@@ -48,6 +52,7 @@ public struct AgentEvent: Sendable, Equatable {
         case .activityWithdrawn: "activityWithdrawn"
         case .peerReachable: "peerReachable"
         case .peerUnreachable: "peerUnreachable"
+        case .continuing: "continuing"
         case .continued: "continued"
         case .continueFailed: "continueFailed"
         case .paused: "paused"
@@ -60,7 +65,7 @@ public struct AgentEvent: Sendable, Equatable {
     public var activityID: UUID? {
         switch kind {
         case .activityOffered(let offered): offered.id
-        case .activityWithdrawn(let id, _), .continued(let id, _, _), .continueFailed(let id, _): id
+        case .activityWithdrawn(let id, _), .continuing(let id, _, _), .continued(let id, _, _), .continueFailed(let id, _): id
         case .peerReachable, .peerUnreachable, .paused, .resumed, .filesReceived: nil
         }
     }
@@ -80,6 +85,10 @@ public struct AgentEvent: Sendable, Equatable {
             body["peer"] = .string(peer)
         case .peerReachable(let peer), .peerUnreachable(let peer):
             body["peer"] = .string(peer)
+        case .continuing(let id, let peer, let appNotifies):
+            body["id"] = .string(id.uuidString)
+            body["peer"] = .string(peer)
+            body["appNotifies"] = .bool(appNotifies)
         case .continued(let id, let peer, let by):
             body["id"] = .string(id.uuidString)
             body["peer"] = .string(peer)
@@ -117,6 +126,9 @@ public struct AgentEvent: Sendable, Equatable {
         case "peerReachable", "peerUnreachable":
             guard let peer else { return nil }
             kind = name == "peerReachable" ? .peerReachable(peer: peer) : .peerUnreachable(peer: peer)
+        case "continuing":
+            guard let id, let peer else { return nil }
+            kind = .continuing(id: id, peer: peer, appNotifies: body["appNotifies"]?.boolValue ?? false)
         case "continued":
             guard let id, let peer else { return nil }
             kind = .continued(id: id, peer: peer, by: body.text("by"))
