@@ -39,3 +39,19 @@ struct DeclaredTypesTests {
         }
     }
 }
+
+@Suite("UserActivity(): the first declared type")
+struct FirstDeclaredTypeTests {
+    @Test("UserActivity() takes the first type the manifest declares; none, or no application, is a clear error")
+    func firstDeclared() throws {
+        let types = [ActivityType(rawValue: "com.example.notes.edit")!, ActivityType(rawValue: "com.example.notes.view")!]
+        let app = HandoffApplication(manifest: AppManifest(bundleID: "com.example.notes", teamID: "TEAM1", activityTypes: types),
+                                     socketPath: "/nonexistent", delegate: RecordingAppDelegate("A", log: CallLog()))
+        #expect(try UserActivity(application: app).activityType == "com.example.notes.edit")
+
+        let bare = HandoffApplication(manifest: AppManifest(bundleID: "com.example.bare", teamID: "TEAM1", activityTypes: []),
+                                      socketPath: "/nonexistent", delegate: RecordingAppDelegate("B", log: CallLog()))
+        let error = try #require(#expect(throws: HandoffError.self) { try UserActivity(application: bare) })
+        #expect(error.message.contains("com.example.bare declares no activity type"))
+    }
+}

@@ -151,7 +151,7 @@ public enum ControlSession {
                 return .success(RegisterAppResult(registered: manifest.identity.bundleID, launchOptions: options))
             } catch { return .failure(error) }
         case .open(let open):
-            let source = await link?.manifest?.identity.bundleID
+            let source = await link?.manifest?.identity.bundleID ?? OpenRequest.commandLineSourceApplication
             switch open.target {
             case .url(let url):
                 return await agent.open(OpenRequest(bundleID: open.bundleID, url: url, sourceApplication: source, annotation: open.annotation),
