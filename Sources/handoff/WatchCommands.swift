@@ -8,7 +8,7 @@ struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print what the agent learns as it happens, until interrupted.",
         discussion: """
-            Events: activityOffered, activityWithdrawn, peerReachable, peerUnreachable, continuing, continued, continueFailed, \
+            Events: activityOffered, activityWithdrawn, peerReachable, peerUnreachable, continued, continueFailed, \
             paused, resumed. With --json, one JSON object per line, each with "event" and "time" (ISO 8601) \
             (docs/PROTOCOL.md, "Watching"). Exits 1 when the agent cannot be reached or goes away.
             """)

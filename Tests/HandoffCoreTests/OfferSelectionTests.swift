@@ -90,6 +90,14 @@ struct AgentEventTests {
         #expect(AppEvent(json: json) == .agent(event), "clients read it among the other events")
     }
 
+    @Test("watch sends every kind but continuing, which only the desktop notifications follow")
+    func watched() {
+        let now = Date(timeIntervalSince1970: 0)
+        #expect(!AgentEvent(.continuing(id: UUID(), peer: "h1", appNotifies: false), at: now).isWatched)
+        #expect(AgentEvent(.continued(id: UUID(), peer: "h1", by: "app"), at: now).isWatched)
+        #expect(AgentEvent(.paused, at: now).isWatched)
+    }
+
     @Test("an event without the fields it needs is not read")
     func missing() {
         #expect(AgentEvent(json: .object(["event": .string("activityOffered"), "peer": .string("h1")])) == nil)

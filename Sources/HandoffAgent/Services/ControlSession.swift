@@ -103,7 +103,7 @@ public enum ControlSession {
         let subscription = agent.events.subscribe()
         await link.watching(subscription.id)
         await link.send(ControlProtocol.responseJSON(.success(WatchResult().json), requestID: requestID))
-        for await event in subscription.events {
+        for await event in subscription.events where event.isWatched {
             guard await link.send(event.json) else { break }
         }
         agent.events.unsubscribe(subscription.id)

@@ -21,7 +21,8 @@ public struct AgentEvent: Sendable, Equatable {
         case peerUnreachable(peer: String)
         /// Continuing a peer's activity here is under way (its data is on its way). `appNotifies`:
         /// the app that continues it answered `willContinueUserActivity(withType:)` with true, so
-        /// it tells the person itself and the agent shows no "continuing…" notification.
+        /// it tells the person itself and the agent shows no "continuing…" notification. For the
+        /// agent's own notifications: `watch` does not send it (``isWatched``).
         case continuing(id: UUID, peer: String, appNotifies: Bool)
         /// An activity was continued here; `by` is what took it: `app`, `handler`,
         /// `streamingHandler` or `urlOpener` (``ContinueResult/by``).
@@ -43,6 +44,15 @@ public struct AgentEvent: Sendable, Equatable {
     public init(_ kind: Kind, at time: Date) {
         self.kind = kind
         self.time = time
+    }
+
+    /// Whether `watch` sends the event to its clients (`handoff watch`, HandoffKit's
+    /// ``AgentEvent`` sequence): every kind but `continuing`, which only the desktop
+    /// notifications follow, so a watcher sees one `continued` or `continueFailed` per
+    /// continuation, as before.
+    public var isWatched: Bool {
+        if case .continuing = kind { return false }
+        return true
     }
 
     /// The event's name on the wire.
