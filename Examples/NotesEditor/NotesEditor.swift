@@ -9,6 +9,10 @@ import Synchronization
 ///     h1$ notes-example edit --title "Shopping list" --text "milk, eggs"
 ///     h2$ notes-example open            # waits; `handoff continue ID` on h2 opens the note here
 ///
+/// Notes are searchable (`handoff search milk`). A note edited with `--id` is kept in the app's
+/// store under that ID, its persistentIdentifier: `handoff link --persistent-id ID` makes a link
+/// that opens it from the store later; a note the store no longer has falls back to its `--url`.
+///
 /// Every callback is printed as it happens, so the lifecycle can be followed on both hosts.
 @main
 struct NotesEditor: AsyncParsableCommand {
@@ -24,6 +28,8 @@ struct NotesEditor: AsyncParsableCommand {
         var team = "EXAMPLETEAM"
         @Option(help: "The app's bundle ID.")
         var bundleID = "com.example.notes"
+        @Option(help: "Where the app keeps notes edited with --id (default: $XDG_DATA_HOME/notes-example).")
+        var store: String?
 
         var manifest: AppManifest {
             AppManifest(bundleID: bundleID, teamID: team, activityTypes: [ActivityType(rawValue: NotesEditor.activityType)!])
@@ -45,6 +51,12 @@ struct Edit: AsyncParsableCommand {
     var saveDelayMs = 0
     @Option(name: .customLong("stream-bytes"), help: "Offer continuation streams and send this many bytes over them (the note's attachment).")
     var streamBytes: Int?
+    @Option(help: "The note's ID: keep the note in the app's store under it, as the activity's persistentIdentifier.")
+    var id: String?
+    @Option(help: "Search keywords, comma-separated (the title's words are found anyway).")
+    var keywords: String?
+    @Option(help: "The note's web page, opened when a host cannot open the note itself.")
+    var url: String?
 
     func run() async throws {
         let editor = NoteEditorDelegate(text: text, saveDelay: .milliseconds(saveDelayMs), streamBytes: streamBytes)
@@ -57,6 +69,13 @@ struct Edit: AsyncParsableCommand {
             activity.userInfo = ["text": .string(text), "cursor": .integer(Int64(text.count))]
             activity.needsSave = true  // ask us for the latest text when another host continues
             activity.targetContentIdentifier = "notes/\(title)"
+            activity.isEligibleForSearch = true
+            activity.keywords = Set((keywords ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            activity.webpageURL = url.flatMap(URL.init(string:))
+            if let id {
+                try NoteStore(directory: app.store).save(.init(title: title, text: text), id: id)
+                activity.persistentIdentifier = id
+            }
             activity.delegate = editor
             activity.supportsContinuationStreams = streamBytes != nil
             try await activity.becomeCurrent()
@@ -124,7 +143,7 @@ struct Open: AsyncParsableCommand {
     var restoreState = false
 
     func run() async throws {
-        let viewer = NoteViewerDelegate(once: once, readStreams: readStreams, restoresState: restoreState)
+        let viewer = NoteViewerDelegate(once: once, readStreams: readStreams, restoresState: restoreState, store: NoteStore(directory: app.store))
         let application = HandoffApplication(manifest: app.manifest, delegate: viewer)
         await application.registerStateRestoring(viewer.window, identifierPath: ["notes"])
         // SIGTERM ends run(), which saves the state: the default action would end the process at once.
@@ -151,13 +170,15 @@ final class NoteViewerDelegate: HandoffApplicationDelegate {
     let once: Bool
     let readStreams: Bool
     let restoresState: Bool
+    let store: NoteStore
     let window = NoteWindow()
     private let done = AsyncStream.makeStream(of: Void.self)
 
-    init(once: Bool, readStreams: Bool, restoresState: Bool) {
+    init(once: Bool, readStreams: Bool, restoresState: Bool, store: NoteStore) {
         self.once = once
         self.readStreams = readStreams
         self.restoresState = restoresState
+        self.store = store
     }
 
     func didFinishLaunching(options: LaunchOptions) async -> Bool {
@@ -177,8 +198,19 @@ final class NoteViewerDelegate: HandoffApplicationDelegate {
         return false
     }
 
+    /// An activity from another host carries the note's text. A link carries none: a note with a
+    /// persistentIdentifier is read from this app's store, and one the store does not have is
+    /// declined (false), so the agent opens the link's webpageURL instead.
     func `continue`(_ userActivity: UserActivity, restorationHandler: @escaping RestorationHandler) async -> Bool {
         say("continue: \"\(userActivity.title ?? "")\"")
+        if userActivity.userInfo["text"] == nil, let id = userActivity.persistentIdentifier {
+            guard let note = store.note(id: id) else {
+                say("continue: no note \(id) in \(store.directory)")
+                return false
+            }
+            userActivity.addUserInfoEntries(from: ["text": .string(note.text)])
+            say("continue: note \(id) from the store")
+        }
         restorationHandler([window])
         return true
     }
@@ -189,7 +221,8 @@ final class NoteViewerDelegate: HandoffApplicationDelegate {
 
     func open(_ url: URL, sourceApplication: String?, annotation: PropertyListValue?) async -> Bool {
         let text = url.isFileURL ? ((try? String(contentsOf: url, encoding: .utf8)) ?? "") : ""
-        say("open: \(url.absoluteString) from \(sourceApplication ?? "the CLI"): \(text)")
+        let source = sourceApplication == OpenRequest.commandLineSourceApplication ? "the CLI" : sourceApplication ?? "an unnamed sender"
+        say("open: \(url.absoluteString) from \(source): \(text)")
         return true
     }
 

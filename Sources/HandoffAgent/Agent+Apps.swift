@@ -63,14 +63,36 @@ extension Agent {
     /// Sends an event that needs an answer; nil when the app does not answer within `timeout`
     /// (on the agent's clock), goes away, or the asking task is cancelled.
     func ask(_ link: ControlLink, _ event: AppEvent, timeout: Duration) async -> AppReply? {
-        let replyID = UUID()
+        let replyID = expectReply(from: link)
         let message = AppEventMessage(event, replyID: replyID).json
-        _ = replies.open(replyID)  // before sending: an answer that comes at once is kept
+        return await answer(to: replyID, timeout: timeout) {
+            if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
+        }
+    }
+
+    /// Sends an event that needs an answer at once, in order with the events sent after it, and
+    /// returns its reply ID: ``answer(to:timeout:start:)`` waits for the answer later (nil as
+    /// ``ask(_:_:timeout:)`` gives it).
+    func send(_ link: ControlLink, _ event: AppEvent) async -> UUID {
+        let replyID = expectReply(from: link)
+        if await !link.send(AppEventMessage(event, replyID: replyID).json) { try? resolveReply(replyID, with: nil) }
+        return replyID
+    }
+
+    /// A new reply ID, ready before the event goes out: an answer that comes at once is kept.
+    private func expectReply(from link: ControlLink) -> UUID {
+        let replyID = UUID()
+        _ = replies.open(replyID)
         registry.expectReply(replyID, from: link.id)
-        return await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<AppReply?, Never>) in
+        return replyID
+    }
+
+    /// The answer to `replyID`, or nil after `timeout`; `start` (sending the event) runs alongside.
+    func answer(to replyID: UUID, timeout: Duration, start: @escaping @Sendable () async -> Void = {}) async -> AppReply? {
+        await waitForAnswer(timeout: timeout) { (continuation: CheckedContinuation<AppReply?, Never>) in
             replies.wait(for: replyID, continuation)
         } start: {
-            if await !link.send(message) { try? await self.resolveReply(replyID, with: nil) }
+            await start()
         } expire: {
             try? await self.resolveReply(replyID, with: nil)
         }

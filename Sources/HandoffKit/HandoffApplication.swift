@@ -291,12 +291,13 @@ public actor HandoffApplication {
 
     private func handle(_ event: AppEvent?, replyID: UUID?, enqueue: AsyncStream<Work>.Continuation) async {
         if let event, let refusal = launchRefusal?.refuses(event) {
-            if refusal { await reply(replyID, AppReply(handled: false, launchDeclined: true)) }
+            await reply(replyID, refusal ? AppReply(handled: false, launchDeclined: true) : .empty)
             return
         }
         switch event {
         case .willContinue(let continuing)?:
-            _ = await delegate.willContinueUserActivity(withType: continuing.activityType)
+            let notifies = await delegate.willContinueUserActivity(withType: continuing.activityType)
+            await reply(replyID, AppReply(notifiesPerson: notifies))
         case .continueActivity(let continuing, let activity, _)?:
             await continueActivity(UserActivity(continuing: activity, continuationID: continuing.continuationID, application: self),
                                    replyID: replyID, enqueue: enqueue)

@@ -17,7 +17,9 @@ public typealias RestorationHandler = @Sendable ([any UserActivityRestoring]) ->
 /// your choosing, to pick where.
 public protocol HandoffApplicationDelegate: AnyObject, Sendable {
     /// A continuation of this type has begun; the data may not have arrived yet. Return true if
-    /// your app shows its own progress.
+    /// your app tells the person itself that continuing is under way: the agent then shows no
+    /// "Continuing…" desktop notification of its own for it. Return false (the default) to let
+    /// the agent show it.
     func willContinueUserActivity(withType activityType: String) async -> Bool
     /// Continue the activity. Return true if you handled it. Call `restorationHandler` with the
     /// objects that should restore from it (they get ``UserActivityRestoring/restoreUserActivityState(_:)``).

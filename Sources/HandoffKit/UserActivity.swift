@@ -64,7 +64,9 @@ public final class UserActivity: Sendable, CustomStringConvertible {
     public var requiredUserInfoKeys: Set<String>? { get { read(\.requiredUserInfoKeys) } set { write { $0.requiredUserInfoKeys = newValue } } }
     /// Identifies the content, to pick the right window or scene.
     public var targetContentIdentifier: String? { get { read(\.targetContentIdentifier) } set { write { $0.targetContentIdentifier = newValue } } }
-    /// A stable identifier of the activity.
+    /// A stable identifier of the content, the same on every device: the key of the saved
+    /// activity (``isEligibleForSearch``) that ``deleteSavedUserActivities(withPersistentIdentifiers:)``
+    /// deletes, and what a lasting link (`handoff link`) carries back to ``HandoffApplicationDelegate/continue(_:restorationHandler:)``.
     public var persistentIdentifier: String? { get { read(\.persistentIdentifier) } set { write { $0.persistentIdentifier = newValue } } }
     /// Keywords for search.
     public var keywords: Set<String> { get { read(\.keywords) } set { write { $0.keywords = newValue } } }

@@ -37,6 +37,8 @@ struct Watch: AsyncParsableCommand {
         case .activityWithdrawn(_, let peer): what = "withdrawn  \(short)  by \(peer)"
         case .peerReachable(let peer): what = "reachable  \(peer)"
         case .peerUnreachable(let peer): what = "gone       \(peer)"
+        case .continuing(_, let peer, let appNotifies):
+            what = "continuing \(short)  from \(peer)\(appNotifies ? ", the app shows its progress" : "")"
         case .continued(_, let peer, let by): what = "continued  \(short)  from \(peer), taken by \(by)"
         case .continueFailed(_, let error): what = "failed     \(short)  \(error.description)"
         case .paused: what = "paused     this host advertises nothing until `handoff resume`"

@@ -350,6 +350,21 @@ struct ActivityDispatcherTests {
         #expect(lines == [Sample.notesEdit.rawValue, "Kitchen Mac", activity.id.uuidString])
     }
 
+    @Test("handlers see the referrerURL as HANDOFF_REFERRER_URL, only when its scheme is one security.urlSchemes allows")
+    func referrerEnvironment() async throws {
+        let dir = try ScratchDirectory()
+        defer { dir.remove() }
+        let command = shell(#"printf '%s' "${HANDOFF_REFERRER_URL-unset}" > "$1""#, dir.file("env"))
+        let d = dispatcher(handlers: [.init(activityTypes: ["*"], command: command)])
+        var activity = Sample.activity(7)
+        activity.referrerURL = URL(string: "https://example.com/search?q=notes")!
+        _ = try await d.deliver(activity, from: "h1").get()
+        #expect(dir.contents("env") == "https://example.com/search?q=notes")
+        activity.referrerURL = URL(string: "file:///etc/passwd")!
+        _ = try await d.deliver(activity, from: "h1").get()
+        #expect(dir.contents("env") == "unset")
+    }
+
     @Test("the URL opener sees the same environment")
     func urlOpenerEnvironment() async throws {
         let dir = try ScratchDirectory()

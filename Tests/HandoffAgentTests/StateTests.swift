@@ -133,14 +133,27 @@ struct ActivityStoreTests {
         #expect(store.current(at: now.addingTimeInterval(3600)) == older)
     }
 
-    @Test("an activity not eligible for handoff is never current")
+    @Test("an activity not eligible for handoff is never current, nor is an older one in its place (Apple's behaviour)")
     func ineligibleNotCurrent() {
         var store = ActivityStore()
         let a = Sample.activity(1)
         store.publish(a)
         store.publish(Sample.activity(2, eligible: false))
-        #expect(store.current(at: now) == a)
+        #expect(store.current(at: now) == nil)
         #expect(store.all.count == 2)
+        // Publishing the older one again makes it the newest, and current.
+        store.publish(a)
+        #expect(store.current(at: now) == a)
+    }
+
+    @Test("an ineligible newest activity leaves the clipboard item advertised")
+    func ineligibleKeepsClipboard() {
+        var store = ActivityStore()
+        let clip = Activity(activityType: .clipboard, title: "copied")
+        store.publish(clip)
+        store.publish(Sample.activity(1, eligible: false))
+        #expect(store.current(at: now) == nil)
+        #expect(store.clipboardItem(at: now) == clip)
     }
 
     @Test("removeExpired drops the expired ones and returns them")

@@ -77,6 +77,7 @@ struct AgentEventTests {
     @Test("every kind survives its JSON form, with time to the millisecond", arguments: [
         AgentEvent.Kind.activityOffered(OfferedActivity(id: UUID(), peer: "h1", activityType: "com.example.edit", title: "Notes")),
         .activityWithdrawn(id: UUID(), peer: "h1"), .peerReachable(peer: "h1"), .peerUnreachable(peer: "h2"),
+        .continuing(id: UUID(), peer: "h1", appNotifies: true), .continuing(id: UUID(), peer: "h1", appNotifies: false),
         .continued(id: UUID(), peer: "h1", by: "handler"), .continueFailed(id: UUID(), error: .connectionUnavailable("gone")),
         .paused, .resumed,
     ])
@@ -87,6 +88,14 @@ struct AgentEventTests {
         #expect(json["time"]?.stringValue == "2027-01-15T08:00:00.125Z")
         #expect(AgentEvent(json: json) == event)
         #expect(AppEvent(json: json) == .agent(event), "clients read it among the other events")
+    }
+
+    @Test("watch sends every kind but continuing, which only the desktop notifications follow")
+    func watched() {
+        let now = Date(timeIntervalSince1970: 0)
+        #expect(!AgentEvent(.continuing(id: UUID(), peer: "h1", appNotifies: false), at: now).isWatched)
+        #expect(AgentEvent(.continued(id: UUID(), peer: "h1", by: "app"), at: now).isWatched)
+        #expect(AgentEvent(.paused, at: now).isWatched)
     }
 
     @Test("an event without the fields it needs is not read")

@@ -3,7 +3,8 @@ import XCTest
 
 /// Links that last on simulated hosts. h1 makes a link, then its agent stops (the activity is
 /// gone); h2, which never paired with h1, continues the link: into the notes example, launched
-/// from its manifest, or, when no app declares the type, through its URL opener.
+/// from its manifest, or, when no app declares the type, through its URL opener; a note the app
+/// no longer has falls back to the link's web page.
 final class LinksOnHostsTests: LabTestCase {
     static let page = "https://example.com/notes/7?from=link"
 
@@ -73,5 +74,38 @@ final class LinksOnHostsTests: LabTestCase {
         let lines = lab.logLines(log)
         XCTAssertTrue(lines.contains("continue: \"Shopping list\""), "\(lines)")
         XCTAssertTrue(lines.contains("restoreUserActivityState: \"Shopping list\": "), "restored from the link, with no userInfo: \(lines)")
+    }
+
+    func testALinkToANoteTheAppNoLongerHasFallsBackToTheWebURL() throws {
+        try lab.startAgent("h1")
+        let page = "https://example.com/notes/weekend"
+        let editor = try app("h1", ["edit", "--id", "weekend-7", "--title", "Weekend", "--text", "pack the tent",
+                                    "--url", page, "--store", "\(try lab.path("h1"))/notes"], log: "gone-editor")
+        try lab.waitForLine(editor, "editing")
+        let made = try lab.handoff("h1", "link", "--persistent-id", "weekend-7")
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let link = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // h2's notes app has its own store, without that note: it declines, and the page opens.
+        let h2 = try lab.path("h2")
+        let viewer = try app("h2", ["open", "--store", "\(h2)/notes"], log: "gone-viewer")
+        try lab.waitForLine(viewer, "ready")
+        let opened = "\(h2)/opened-url"
+        try? FileManager.default.removeItem(atPath: opened)
+        let fellBack = try lab.handoff("h2", "continue", link)
+        XCTAssertEqual(fellBack.status, 0, fellBack.stderr)
+        XCTAssertTrue(fellBack.stdout.contains("(taken by urlOpener)"), fellBack.stdout)
+        XCTAssertEqual(try String(contentsOfFile: opened, encoding: .utf8), page)
+        XCTAssertTrue(lab.logLines(viewer).contains("continue: no note weekend-7 in \(h2)/notes"), "\(lab.logLines(viewer))")
+
+        // Once the store has the note, the same link opens it there, from the store.
+        try FileManager.default.removeItem(atPath: opened)
+        try FileManager.default.createDirectory(atPath: "\(h2)/notes", withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: ["title": "Weekend", "text": "pack the tent"])
+            .write(to: URL(fileURLWithPath: "\(h2)/notes/weekend-7.json"))
+        let continued = try lab.handoff("h2", "continue", link)
+        XCTAssertTrue(continued.stdout.contains("from a link (taken by the app com.example.notes)"), continued.stdout + continued.stderr)
+        try lab.waitForLine(viewer, "restoreUserActivityState: \"Weekend\": pack the tent")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: opened))
     }
 }

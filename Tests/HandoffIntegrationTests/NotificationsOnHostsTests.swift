@@ -124,6 +124,16 @@ final class NotificationsOnHostsTests: LabTestCase {
         let log = try agentLog()
         XCTAssertEqual(log.filter { $0.contains("notification clicked") }.count, 1)
         XCTAssertEqual(log.filter { $0.contains("continuation delivered") && $0.contains(third) }.count, 1)
+
+        // Continued from the CLI: while it runs the notification says "Continuing…" (no app
+        // answered willContinue with true), then it is closed.
+        let fourth = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "Road trip")
+        defer { try? resign(fourth) }
+        try lab.waitUntil("the fourth notification", timeout: 10) { try displayed(bus) == 1 }
+        XCTAssertEqual(try lab.continueActivity(fourth, on: "h2").status, 0)
+        try lab.waitUntil("the continued notification closed", timeout: 10) { try displayed(bus) == 0 }
+        let closedNow = try history(bus)
+        XCTAssertEqual(closedNow.first, "Continuing Road trip…", "\(closedNow)")
     }
 
     func testPauseClosesTheNotificationsAndResumeShowsTheOfferAgain() throws {

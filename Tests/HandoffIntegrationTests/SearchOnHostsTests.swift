@@ -51,6 +51,20 @@ final class SearchOnHostsTests: LabTestCase {
         let deleted = try lab.handoff("h1", "saved", "delete", "--persistent-id", "budget-doc")
         XCTAssertTrue(deleted.stdout.contains("deleted 1 saved activity"), deleted.stdout + deleted.stderr)
         XCTAssertEqual(try search("h1", "quarterly").found, [])
+        XCTAssertEqual(try search("h2", "budget", "--devices", "all").found, [], "deleted on h1, so h2 no longer finds it there")
+    }
+
+    func testTheExampleAppsNoteIsFound() throws {
+        let store = "\(try lab.path("h1"))/search-notes"
+        let editor = try app("h1", ["edit", "--id", "groceries-7", "--title", "Groceries for the weekend", "--text", "milk, eggs",
+                                    "--keywords", "shopping,market", "--store", store], log: "search-editor")
+        try lab.waitForLine(editor, "editing")
+        let (found, answer) = try search("h1", "market")
+        XCTAssertEqual(found, ["h1: Groceries for the weekend"], "found by a keyword")
+        let first = try XCTUnwrap((answer["results"] as? [[String: Any]])?.first)
+        XCTAssertEqual(first["persistentIdentifier"] as? String, "groceries-7", "the note's ID")
+        XCTAssertEqual(first["activityType"] as? String, "com.example.notes.edit")
+        XCTAssertEqual(try search("h1", "weekend").found, ["h1: Groceries for the weekend"], "and by the title's words")
     }
 
     func testExpiredActivitiesAreNotFoundAndBadQueriesSayWhy() throws {

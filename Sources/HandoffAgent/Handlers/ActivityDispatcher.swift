@@ -39,11 +39,15 @@ public struct ActivityDispatcher: Sendable {
         async -> Result<Delivery, HandoffError>
     {
         let input = activity.json.serializedBytes + [UInt8(ascii: "\n")]
-        let environment = [
+        var environment = [
             "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue,
             "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
             "HANDOFF_PEER": peer,
         ]
+        // The page that led to the activity, under the rules of its webpageURL (security.urlSchemes).
+        if let referrer = activity.referrerURL, case .success(let text) = urlPolicy.webpageArgument(referrer) {
+            environment["HANDOFF_REFERRER_URL"] = text
+        }
         let plan = DeliveryPlan(activity, handlers: handlers, urlOpener: urlOpener, urlPolicy: urlPolicy, canOpenStreams: streams != nil)
         var failures = DeliveryFailures()
         for step in plan.steps {

@@ -19,7 +19,8 @@ import Darwin
 ///   `xdg-open` reads to choose the program).
 ///
 /// Then the agent adds the variables of the handler contract (README, "Handlers"):
-/// `HANDOFF_ACTIVITY_TYPE`, `HANDOFF_ACTIVITY_ID`, `HANDOFF_PEER`, and `HANDOFF_ACTIVITY` for a
+/// `HANDOFF_ACTIVITY_TYPE`, `HANDOFF_ACTIVITY_ID`, `HANDOFF_PEER`, `HANDOFF_REFERRER_URL` (when the
+/// activity has a referrerURL whose scheme `security.urlSchemes` allows), and `HANDOFF_ACTIVITY` for a
 /// handler with streams; and `HANDOFF_SOCKET` for a launched app. `HANDOFF_*` variables of the
 /// agent's own environment are not passed.
 public enum ChildEnvironment {

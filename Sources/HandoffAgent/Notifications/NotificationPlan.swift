@@ -13,6 +13,10 @@ import Foundation
 /// - A reachable paired device offering a new current activity gets one notification,
 ///   "Continue TITLE" from PEER, whose default action (a click) continues the activity here.
 /// - A newer activity from the same device replaces that notification (`replaces_id`).
+/// - While an activity is being continued here, its notification becomes "Continuing TITLE…",
+///   without an action, unless the app continuing it tells the person itself
+///   (`willContinueUserActivity(withType:)` returned true, `continuing`'s `appNotifies`). A
+///   failed continuation gets its "Continue" notification back.
 /// - An activity withdrawn or continued closes its notification; a click continues it once.
 /// - A notification the user dismissed is forgotten, not closed again.
 /// - While paused, or with `notifications: false`, none is shown.
@@ -47,6 +51,8 @@ public struct NotificationPlan: Sendable, Equatable {
         /// The activity was withdrawn; the notification closes at ``settle()`` unless a newer
         /// activity of the device replaces it first.
         var withdrawn = false
+        /// It says "Continuing…" (the activity is being continued here).
+        var continuing = false
     }
 
     /// Whether notifications are on (config `notifications`, changed by a reload).
@@ -148,10 +154,22 @@ public struct NotificationPlan: Sendable, Equatable {
             clicked.remove(id)
             for (peer, activity) in offers where activity.id == id { offers.removeValue(forKey: peer) }
             return close { $0.activity == id }
+        case .continuing(let id, let peer, let appNotifies):
+            guard !appNotifies, posting, let offered = offers[peer], offered.id == id,
+                  let entry = shown[peer], entry.activity == id, !entry.withdrawn, !entry.continuing
+            else { return [] }
+            shown[peer]?.continuing = true
+            return [.notify(replacing: entry.serverID, summary: "Continuing \(Self.title(of: offered))…", body: "from \(peer)",
+                            withAction: false, activity: id)]
         case .continueFailed(let id, _):
-            // The notification stays (if the server kept it), and a click may try again.
+            // The notification stays (if the server kept it), or comes back from "Continuing…",
+            // and a click may try again.
             clicked.remove(id)
-            return []
+            guard let peer = shown.first(where: { $0.value.activity == id && $0.value.continuing })?.key,
+                  let offered = offers[peer] else { return [] }
+            // Marked withdrawn so that post() replaces it rather than keeping it.
+            shown[peer]?.withdrawn = true
+            return post(offered)
         case .paused:
             paused = true
             return close { _ in true }
@@ -181,9 +199,13 @@ public struct NotificationPlan: Sendable, Equatable {
         let previous = shown[offered.peer]
         if let previous, previous.activity == offered.id, !previous.withdrawn { return [] }
         shown[offered.peer] = Shown(activity: offered.id, serverID: previous?.serverID)
-        let title = offered.title.flatMap { $0.isEmpty ? nil : $0 } ?? offered.activityType
-        return [.notify(replacing: previous?.serverID, summary: "Continue \(title)", body: "from \(offered.peer)",
+        return [.notify(replacing: previous?.serverID, summary: "Continue \(Self.title(of: offered))", body: "from \(offered.peer)",
                         withAction: capabilities.contains("actions"), activity: offered.id)]
+    }
+
+    /// What a notification calls an activity: its title, else its type.
+    private static func title(of offered: OfferedActivity) -> String {
+        offered.title.flatMap { $0.isEmpty ? nil : $0 } ?? offered.activityType
     }
 
     private mutating func postCurrentOffers() -> [Directive] {

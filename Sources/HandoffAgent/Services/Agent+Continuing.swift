@@ -68,7 +68,7 @@ extension Agent {
         let app = await app(for: offered.activityType, fromTeam: offered.teamID,
                             launchOptions: .continuing(offered.activityType.rawValue, continuationID: request.continuationID))
         let continuing = AppEvent.Continuing(continuationID: request.continuationID, activityType: offered.activityType.rawValue, peer: peer.name)
-        if let app { await tell(app.link, .willContinue(continuing)) }
+        await announce(continuing, of: id, to: app?.link)
 
         var handlerStarted = false
         let result = await fetchAndDeliver(request, from: peer, offered: offered, app: app, handlerStarted: &handlerStarted)
@@ -84,6 +84,29 @@ extension Agent {
             }
         }
         return (result, handlerStarted)
+    }
+
+    /// How long the agent waits for an app's answer to `willContinue` before it shows its own
+    /// "continuing…" notification.
+    static let willContinueAnswerTimeout: Duration = .seconds(2)
+
+    /// `willContinue` to the app that will continue activity `id` (sent now, before the
+    /// `continue` that follows), then the `continuing` event once the app answered: its
+    /// `willContinueUserActivity(withType:)` returned true when it tells the person itself
+    /// (`appNotifies`, and the agent shows no "continuing…" notification). Without an app, or
+    /// without an answer within ``willContinueAnswerTimeout``, the agent shows its own. The
+    /// answer is awaited in the background: the fetch does not wait for it.
+    private func announce(_ continuing: AppEvent.Continuing, of id: UUID, to app: ControlLink?) async {
+        guard let app else { return publishContinuing(id: id, peer: continuing.peer, appNotifies: false) }
+        let replyID = await send(app, .willContinue(continuing))
+        background.spawn { [self] in
+            let appNotifies = await answer(to: replyID, timeout: Self.willContinueAnswerTimeout)?.notifiesPerson == true
+            await publishContinuing(id: id, peer: continuing.peer, appNotifies: appNotifies)
+        }
+    }
+
+    private func publishContinuing(id: UUID, peer: String, appNotifies: Bool) {
+        events.publish([AgentEvent(.continuing(id: id, peer: peer, appNotifies: appNotifies), at: wallClock())])
     }
 
     private func fetchAndDeliver(_ request: FetchRequest, from peer: PeerRecord, offered: ActivityAdvertisement.Current,

@@ -103,7 +103,7 @@ public enum ControlSession {
         let subscription = agent.events.subscribe()
         await link.watching(subscription.id)
         await link.send(ControlProtocol.responseJSON(.success(WatchResult().json), requestID: requestID))
-        for await event in subscription.events {
+        for await event in subscription.events where event.isWatched {
             guard await link.send(event.json) else { break }
         }
         agent.events.unsubscribe(subscription.id)
@@ -130,6 +130,7 @@ public enum ControlSession {
             }
             var owner: ActivityStore.Owner?
             if let link, let manifest = await link.manifest {
+                if let refusal = manifest.publishRefusal(activity.activityType) { return .failure(.handoffFailed(refusal)) }
                 owner = ActivityStore.Owner(identity: manifest.identity, connectionID: link.id)
             }
             do {
@@ -150,7 +151,7 @@ public enum ControlSession {
                 return .success(RegisterAppResult(registered: manifest.identity.bundleID, launchOptions: options))
             } catch { return .failure(error) }
         case .open(let open):
-            let source = await link?.manifest?.identity.bundleID
+            let source = await link?.manifest?.identity.bundleID ?? OpenRequest.commandLineSourceApplication
             switch open.target {
             case .url(let url):
                 return await agent.open(OpenRequest(bundleID: open.bundleID, url: url, sourceApplication: source, annotation: open.annotation),

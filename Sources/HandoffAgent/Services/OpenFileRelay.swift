@@ -37,7 +37,9 @@ enum OpenFileRelay {
             try? await peerConnection.executeThenClose { _, _ in }
             return try await respond(.failure(.connectionUnavailable("the transport to \(peer.name) cannot relay files")))
         }
-        var request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: size, annotation: open.annotation)
+        // A streamed file comes on a connection of its own, never an app's: from `handoff open`.
+        var request = OpenRequest(bundleID: open.bundleID, fileName: name, fileSize: size,
+                                  sourceApplication: OpenRequest.commandLineSourceApplication, annotation: open.annotation)
         request.answersFirst = true
         try await peerConnection.executeThenClose { peerInbound, peerOutbound in
             try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)

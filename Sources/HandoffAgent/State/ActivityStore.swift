@@ -87,10 +87,14 @@ public struct ActivityStore: Sendable {
     /// Every held activity, oldest first.
     public var all: [Activity] { order.compactMap { activities[$0] } }
 
-    /// The most recently published activity that is still offered at `now`; never a clipboard
-    /// item, which is advertised beside it (``clipboardItem(at:)``).
+    /// The most recently published activity that has not expired at `now`, if it is eligible for
+    /// handoff; never a clipboard item, which is advertised beside it (``clipboardItem(at:)``).
+    /// As on Apple's platforms, when the newest activity is not eligible nothing is current: an
+    /// older eligible one is not advertised in its place.
     public func current(at now: Date) -> Activity? {
-        order.reversed().lazy.compactMap { activities[$0] }.first { $0.isOffered(at: now) && !$0.activityType.isClipboard }
+        let newest = order.reversed().lazy.compactMap { activities[$0] }
+            .first { !$0.isExpired(at: now) && !$0.activityType.isClipboard }
+        return newest.flatMap { $0.isOffered(at: now) ? $0 : nil }
     }
 
     /// The clipboard item (`handoff copy`) still offered at `now`.

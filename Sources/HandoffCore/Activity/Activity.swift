@@ -27,7 +27,11 @@ public struct Activity: Sendable, Hashable, Identifiable {
     public var contentAttributeSet: [String: PropertyListValue]?
     /// Keywords for search.
     public var keywords: Set<String>
-    /// A stable identifier, used to delete saved activities later.
+    /// A stable identifier of the content, the same on every device. A saved activity
+    /// (`isEligibleForSearch`) is kept under it: a newer one of the same app with it replaces
+    /// it, `deleteSavedUserActivities(withPersistentIdentifiers:)` and
+    /// `handoff saved delete --persistent-id` delete it, `handoff search` shows it, and
+    /// `handoff link` makes a lasting link from it that `continue` delivers to the app.
     public var persistentIdentifier: String?
     /// Whether the activity may be continued on another host.
     public var isEligibleForHandoff: Bool

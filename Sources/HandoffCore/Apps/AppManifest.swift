@@ -37,6 +37,18 @@ public struct AppManifest: Sendable, Hashable {
         return activityTypes.contains(type)
     }
 
+    /// Why the app may not publish an activity of `type`, or nil when it may: an app publishes
+    /// only the types it declares (`NSUserActivityTypes`), as on Apple's platforms.
+    /// `NSUserActivityTypeBrowsingWeb` needs no declaration: it is Apple's own type, which no
+    /// app declares there either; a peer opens its webpageURL when no app continues it.
+    public func publishRefusal(_ type: ActivityType) -> String? {
+        guard type != .browsingWeb, !activityTypes.contains(type) else { return nil }
+        let declared = activityTypes.isEmpty ? "none" : activityTypes.map(\.rawValue).joined(separator: ", ")
+        return "the app \(identity.bundleID) may not publish activities of type \(type): its manifest declares only "
+            + "\(declared). Add \"\(type)\" to activityTypes in the manifest it registers with (HandoffApplication's "
+            + "AppManifest, and its file in appsDirectory)"
+    }
+
     /// The JSON form: `{"bundleID", "teamID", "activityTypes": [...]}`.
     public var json: JSONValue {
         .object([

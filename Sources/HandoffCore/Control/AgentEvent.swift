@@ -19,6 +19,11 @@ public struct AgentEvent: Sendable, Equatable {
         case peerReachable(peer: String)
         /// A paired device left or stopped answering.
         case peerUnreachable(peer: String)
+        /// Continuing a peer's activity here is under way (its data is on its way). `appNotifies`:
+        /// the app that continues it answered `willContinueUserActivity(withType:)` with true, so
+        /// it tells the person itself and the agent shows no "continuing…" notification. For the
+        /// agent's own notifications: `watch` does not send it (``isWatched``).
+        case continuing(id: UUID, peer: String, appNotifies: Bool)
         /// An activity was continued here; `by` is what took it: `app`, `handler`,
         /// `streamingHandler` or `urlOpener` (``ContinueResult/by``).
         case continued(id: UUID, peer: String, by: String)
@@ -41,6 +46,15 @@ public struct AgentEvent: Sendable, Equatable {
         self.time = time
     }
 
+    /// Whether `watch` sends the event to its clients (`handoff watch`, HandoffKit's
+    /// ``AgentEvent`` sequence): every kind but `continuing`, which only the desktop
+    /// notifications follow, so a watcher sees one `continued` or `continueFailed` per
+    /// continuation, as before.
+    public var isWatched: Bool {
+        if case .continuing = kind { return false }
+        return true
+    }
+
     /// The event's name on the wire.
     public var name: String {
         switch kind {
@@ -48,6 +62,7 @@ public struct AgentEvent: Sendable, Equatable {
         case .activityWithdrawn: "activityWithdrawn"
         case .peerReachable: "peerReachable"
         case .peerUnreachable: "peerUnreachable"
+        case .continuing: "continuing"
         case .continued: "continued"
         case .continueFailed: "continueFailed"
         case .paused: "paused"
@@ -60,7 +75,7 @@ public struct AgentEvent: Sendable, Equatable {
     public var activityID: UUID? {
         switch kind {
         case .activityOffered(let offered): offered.id
-        case .activityWithdrawn(let id, _), .continued(let id, _, _), .continueFailed(let id, _): id
+        case .activityWithdrawn(let id, _), .continuing(let id, _, _), .continued(let id, _, _), .continueFailed(let id, _): id
         case .peerReachable, .peerUnreachable, .paused, .resumed, .filesReceived: nil
         }
     }
@@ -80,6 +95,10 @@ public struct AgentEvent: Sendable, Equatable {
             body["peer"] = .string(peer)
         case .peerReachable(let peer), .peerUnreachable(let peer):
             body["peer"] = .string(peer)
+        case .continuing(let id, let peer, let appNotifies):
+            body["id"] = .string(id.uuidString)
+            body["peer"] = .string(peer)
+            body["appNotifies"] = .bool(appNotifies)
         case .continued(let id, let peer, let by):
             body["id"] = .string(id.uuidString)
             body["peer"] = .string(peer)
@@ -117,6 +136,9 @@ public struct AgentEvent: Sendable, Equatable {
         case "peerReachable", "peerUnreachable":
             guard let peer else { return nil }
             kind = name == "peerReachable" ? .peerReachable(peer: peer) : .peerUnreachable(peer: peer)
+        case "continuing":
+            guard let id, let peer else { return nil }
+            kind = .continuing(id: id, peer: peer, appNotifies: body["appNotifies"]?.boolValue ?? false)
         case "continued":
             guard let id, let peer else { return nil }
             kind = .continued(id: id, peer: peer, by: body.text("by"))

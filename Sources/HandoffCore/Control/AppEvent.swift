@@ -195,12 +195,18 @@ public struct AppReply: Sendable, Equatable {
     public var accept: Bool?
     /// The app was started for this continuation or open, and a launch hook returned false.
     public var launchDeclined: Bool?
+    /// The answer to `willContinue` (`willContinueUserActivity(withType:)`'s return value): true
+    /// when the app tells the person itself that continuing is under way, so the agent shows no
+    /// "continuing…" notification of its own.
+    public var notifiesPerson: Bool?
 
-    public init(handled: Bool? = nil, activity: JSONValue? = nil, accept: Bool? = nil, launchDeclined: Bool? = nil) {
+    public init(handled: Bool? = nil, activity: JSONValue? = nil, accept: Bool? = nil, launchDeclined: Bool? = nil,
+                notifiesPerson: Bool? = nil) {
         self.handled = handled
         self.activity = activity
         self.accept = accept
         self.launchDeclined = launchDeclined
+        self.notifiesPerson = notifiesPerson
     }
 
     /// An empty reply: to an event the client does not know or cannot act on.
@@ -212,11 +218,12 @@ public struct AppReply: Sendable, Equatable {
         if let activity { body["activity"] = activity }
         if let accept { body["accept"] = .bool(accept) }
         if let launchDeclined { body["launchDeclined"] = .bool(launchDeclined) }
+        if let notifiesPerson { body["notifiesPerson"] = .bool(notifiesPerson) }
         return .object(body)
     }
 
     public init(json: JSONValue) {
         self.init(handled: json["handled"]?.boolValue, activity: json["activity"], accept: json["accept"]?.boolValue,
-                  launchDeclined: json["launchDeclined"]?.boolValue)
+                  launchDeclined: json["launchDeclined"]?.boolValue, notifiesPerson: json["notifiesPerson"]?.boolValue)
     }
 }

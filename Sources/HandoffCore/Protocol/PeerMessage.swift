@@ -65,13 +65,17 @@ public struct OpenRequest: Sendable, Hashable {
     public var fileName: String?
     /// The file's size in bytes.
     public var fileSize: Int
-    /// The sending app's bundle ID, or nil (the CLI).
+    /// The sending app's bundle ID; ``commandLineSourceApplication`` for `handoff open`.
     public var sourceApplication: String?
     /// A property list from the sender.
     public var annotation: PropertyListValue?
     /// The receiver answers `streamAccepted` once it takes the file, before its bytes are sent
     /// (a relayed `handoff open`); without it the bytes follow `open` at once.
     public var answersFirst = false
+
+    /// The `sourceApplication` of an open sent without an app (`handoff open`, or a script on
+    /// the control socket): the CLI's own reverse-DNS name, so the receiving app can tell.
+    public static let commandLineSourceApplication = "org.handoff.cli"
 
     public init(bundleID: String, url: URL? = nil, fileName: String? = nil, fileSize: Int = 0,
                 sourceApplication: String? = nil, annotation: PropertyListValue? = nil) {

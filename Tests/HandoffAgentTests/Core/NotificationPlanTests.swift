@@ -64,6 +64,34 @@ struct NotificationPlanTests {
         #expect(plan.shownServerIDs == [7])
     }
 
+    func continuing(_ id: UUID, appNotifies: Bool = false) -> AgentEvent {
+        AgentEvent(.continuing(id: id, peer: "laptop", appNotifies: appNotifies), at: t0)
+    }
+
+    @Test func whileContinuingTheNotificationSaysSoWithoutAnAction() {
+        var plan = showingA()
+        let saysContinuing = Directive.notify(replacing: 7, summary: "Continuing Shopping list…", body: "from laptop", withAction: false, activity: a)
+        #expect(plan.receive(continuing(a)) == [saysContinuing])
+        #expect(plan.posted(activity: a, serverID: 7).isEmpty)
+        #expect(plan.receive(continuing(a)).isEmpty, "once")
+        #expect(plan.receive(AgentEvent(.continued(id: a, peer: "laptop", by: "app"), at: t0)) == [.close(7)])
+    }
+
+    @Test func anAppThatTellsThePersonItselfGetsNoContinuingNotification() {
+        var plan = showingA()
+        #expect(plan.receive(continuing(a, appNotifies: true)).isEmpty)
+        #expect(plan.receive(continuing(b)).isEmpty, "an activity without a notification")
+        #expect(plan.receive(AgentEvent(.continued(id: a, peer: "laptop", by: "app"), at: t0)) == [.close(7)])
+    }
+
+    @Test func aFailedContinuationGetsItsContinueNotificationBack() {
+        var plan = showingA()
+        _ = plan.receive(continuing(a))
+        #expect(plan.receive(AgentEvent(.continueFailed(id: a, error: .handoffFailed("no")), at: t0)) == [notify(a, replacing: 7)])
+        #expect(plan.posted(activity: a, serverID: 7).isEmpty)
+        #expect(plan.actionInvoked(serverID: 7, key: NotificationPlan.defaultAction) == [.continueActivity(a)])
+    }
+
     @Test func anotherDevicesActivityStacksBesideIt() {
         var plan = showingA()
         #expect(plan.receive(offered(b, peer: "phone")) == [notify(b, peer: "phone")])
