@@ -67,8 +67,7 @@ public struct PublishedActivitiesFile: Sendable, Equatable {
         } catch {
             reason = "\(error)"
         }
-        let aside = "\(path).unreadable-\(Int64(now.timeIntervalSince1970))"
-        return .unreadable(reason: reason, movedTo: rename(path, aside) == 0 ? aside : nil)
+        return .unreadable(reason: reason, movedTo: PrivateFiles.moveAside(path, at: Int64(now.timeIntervalSince1970)))
     }
 
     /// Writes `activities` in place of the file; with none, removes it.
