@@ -21,6 +21,9 @@ struct ReconnectionState: Sendable {
     /// The activities made current, oldest first: published again in this order, so the agent
     /// advertises the same one.
     var order: [UUID] = []
+    /// How long a request that needs the agent's answer waits for a dropped connection to come
+    /// back before it fails (4609).
+    var waitLimit: Duration = .seconds(10)
 
     /// Notes that activity `id` was made current (again).
     mutating func madeCurrent(_ id: UUID) {
@@ -30,10 +33,6 @@ struct ReconnectionState: Sendable {
 }
 
 extension HandoffApplication {
-    /// How long a request that needs the agent's answer waits for a dropped connection to come
-    /// back before it fails (4609).
-    static let reconnectWaitLimit: Duration = .seconds(10)
-
     /// Runs `channel`'s reader in `group` and feeds its events into `work`, then, when it
     /// closes, `.connectionLost`.
     static func read(_ channel: ControlChannel, into work: AsyncStream<Work>.Continuation, group: inout TaskGroup<Void>) {
@@ -118,25 +117,28 @@ extension HandoffApplication {
     }
 
     /// The connection to the agent for a request that needs its answer; while reconnecting,
-    /// waits for it up to ``reconnectWaitLimit``, then fails with 4609.
+    /// waits for it up to ``ReconnectionState/waitLimit``, then fails with 4609.
     func connectedChannel() async throws(HandoffError) -> ControlChannel {
         try await waitUntilConnected()
         if let connection { return connection }
         guard reconnection.isReconnecting, hostSink != nil else { throw .connectionUnavailable("the app is not connected to its agent") }
-        let waiterID = UUID()
+        let waiterID = UUID(), limit = reconnection.waitLimit
         let channel = await withCheckedContinuation { continuation in
             reconnection.waiters[waiterID] = continuation
             Task { [weak self] in
-                try? await Task.sleep(for: Self.reconnectWaitLimit)
+                try? await Task.sleep(for: limit)
                 await self?.stopWaiting(waiterID)
             }
         }
         guard let channel else {
             throw .connectionUnavailable(
-                "the handoff agent at \(socketPath) did not come back within \(Self.reconnectWaitLimit); the app keeps reconnecting: try again later, or start handoffd")
+                "the handoff agent at \(socketPath) did not come back within \(limit); the app keeps reconnecting: try again later, or start handoffd")
         }
         return channel
     }
+
+    /// Sets how long requests wait for a dropped connection (tests).
+    func limitReconnectWait(to limit: Duration) { reconnection.waitLimit = limit }
 
     private func stopWaiting(_ waiterID: UUID) {
         reconnection.waiters.removeValue(forKey: waiterID)?.resume(returning: nil)
@@ -146,6 +148,6 @@ extension HandoffApplication {
     func endReconnecting() async {
         if let joining = reconnection.joining { await joining.close() }
         for waiter in reconnection.waiters.values { waiter.resume(returning: nil) }
-        reconnection = ReconnectionState()
+        reconnection = ReconnectionState(waitLimit: reconnection.waitLimit)
     }
 }

@@ -88,6 +88,28 @@ struct ReconnectTests {
         _ = try await appRun.value
     }
 
+    @Test("a request that needs the agent's answer fails with 4609 when the agent does not come back in time; run() still ends")
+    func answerWaitIsLimited() async throws {
+        let agent = try await AgentHarness.start(name: "solo")
+        let agentRun = Task { try await agent.run() }
+        let app = HandoffApplication(manifest: Self.manifest, socketPath: agent.socketPath, delegate: LaunchCountingDelegate())
+        await app.limitReconnectWait(to: .milliseconds(200))
+        let appRun = Task { try await app.run() }
+        try await app.waitUntilConnected()
+        agentRun.cancel()
+        _ = await agentRun.result
+        try await Self.eventually { await app.reconnection.isReconnecting }
+        do {
+            try await app.deleteAllSavedUserActivities()
+            Issue.record("deleteAllSavedUserActivities succeeded without an agent")
+        } catch {
+            #expect(error.code == .userActivityConnectionUnavailable)
+            #expect(error.message.contains("did not come back within"), "\(error.message)")
+        }
+        appRun.cancel()
+        _ = try await appRun.value
+    }
+
     @Test("the wait before each attempt doubles from 50 ms to at most 2 s, and starts again after a reconnect")
     func backoff() {
         var backoff = ReconnectBackoff()
