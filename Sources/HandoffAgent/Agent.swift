@@ -55,6 +55,10 @@ public actor Agent {
     public nonisolated let background = BackgroundWork()
 
     var store = ActivityStore()
+    /// Where the activities published without an app are kept across restarts (nil: an agent
+    /// without a state directory keeps none), and what it holds now.
+    nonisolated let publishedFile: PublishedActivitiesFile?
+    var keptActivities: [Activity]
     /// The peers found. Every change is shown to ``offerWatch``, whose events go to ``events``.
     var directory: PeerDirectory {
         didSet { noticeOffers() }
@@ -168,7 +172,12 @@ public actor Agent {
         self.instanceName = "handoff-" + agentID.prefix(12)
         self.hello = PeerHello(agentID: agentID, name: configuration.name)
         self.directory = PeerDirectory(ownAgentID: agentID)
-        let sealInput = AdvertisementSealing.input(ActivityStore(), agentID: agentID, name: configuration.name, pairingOpen: false,
+        let publishedFile = security.stateDirectory.map(PublishedActivitiesFile.init(stateDirectory:))
+        self.publishedFile = publishedFile
+        let restored = Self.restoredStore(publishedFile, now: wallClock(), logger: logger)
+        self.store = restored
+        self.keptActivities = PublishedActivitiesFile.kept(in: restored)
+        let sealInput = AdvertisementSealing.input(restored, agentID: agentID, name: configuration.name, pairingOpen: false,
                                                    key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName,
                                                    paused: security.initialSettings.paused, now: wallClock())
         self.intake = AdvertisementIntake(ownDeviceID: security.identity.deviceID, seen: security.initialSeen, logger: logger)
@@ -210,6 +219,7 @@ public actor Agent {
         }
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
+        keepPublishedActivities()
         refreshAdvertisement()
         return activity.id
     }
@@ -220,6 +230,7 @@ public actor Agent {
         guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
         dropClipboardBytes(of: [activity])
         logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
+        keepPublishedActivities()
         refreshAdvertisement()
     }
 
@@ -238,6 +249,7 @@ public actor Agent {
         for activity in expired {
             logger.info("activity expired", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         }
+        if !expired.isEmpty { keepPublishedActivities() }
         refreshAdvertisement(now: now)
     }
 

@@ -34,18 +34,20 @@ public actor HandoffApplication {
     let delegate: any HandoffApplicationDelegate
     /// Opens the connection to the agent: its control socket, unless the app was given another
     /// (an agent in the same process).
-    private let connectToAgent: @Sendable () async throws(HandoffError) -> ControlChannel
+    let connectToAgent: @Sendable () async throws(HandoffError) -> ControlChannel
     /// The agent's events, on connections of their own (``agentEvents()``).
     private nonisolated let eventSource: AgentEventStream
     /// Opens a connection for one pair of continuation streams: to the control socket, unless the
     /// app was given another.
     private let connectStreamChannel: @Sendable () async throws -> EncodedFrameChannel
 
-    private var connection: ControlChannel?
+    var connection: ControlChannel?
     private var readiness: Result<Void, HandoffError>?
     private var readinessWaiters: [CheckedContinuation<Result<Void, HandoffError>, Never>] = []
     /// Activities this app made current, by ID.
-    private var published: [UUID: UserActivity] = [:]
+    var published: [UUID: UserActivity] = [:]
+    /// Getting the agent back after the connection dropped (HandoffApplication+Reconnect.swift).
+    var reconnection = ReconnectionState()
     /// Objects registered for restoration, by identifier path.
     private var restorables: [[String]: any UserActivityRestoring] = [:]
     /// Where the app's state is preserved (``saveApplicationState()``).
@@ -58,7 +60,7 @@ public actor HandoffApplication {
     var launched = false
     /// Feeds ``run()``'s stream-hosting task; set while it runs. Stream connections are hosted
     /// apart from the serial event loop, so a delegate may open streams inside `continue`.
-    private var hostSink: AsyncStream<ContinuationStreamConnection>.Continuation?
+    var hostSink: AsyncStream<ContinuationStreamConnection>.Continuation?
 
     private static let current = Mutex<HandoffApplication?>(nil)
 
@@ -122,8 +124,10 @@ public actor HandoffApplication {
 
     /// Connects to the agent, registers the app, launches it (``HandoffApplicationDelegate/willFinishLaunching(options:)``,
     /// state restoration, ``HandoffApplicationDelegate/didFinishLaunching(options:)``) and
-    /// delivers events until the task is cancelled or the agent goes away; then saves the app's
-    /// state if the delegate agrees.
+    /// delivers events until the task is cancelled; then saves the app's state if the delegate
+    /// agrees. When the agent goes away (a restart), the app connects again, registers again and
+    /// makes its current activities current again (HandoffApplication+Reconnect.swift); the
+    /// delegate hears nothing of it, and a line on standard error says so.
     public func run() async throws(HandoffError) {
         let connection: ControlChannel
         do {
@@ -137,16 +141,12 @@ public actor HandoffApplication {
         let hosting = AsyncStream.makeStream(of: ContinuationStreamConnection.self)
         hostSink = hosting.continuation
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await connection.readFrames() }
             group.addTask {
                 await withDiscardingTaskGroup { hosts in
                     for await streamConnection in hosting.stream { hosts.addTask { await streamConnection.run() } }
                 }
             }
-            group.addTask {
-                for await (event, replyID) in connection.events { work.continuation.yield(.event(event, replyID: replyID)) }
-                work.continuation.finish()
-            }
+            Self.read(connection, into: work.continuation, group: &group)
             switch await connection.request(.registerApp(manifest)) {
             case .failure(let error):
                 setReadiness(.failure(error))
@@ -159,12 +159,18 @@ public actor HandoffApplication {
                     case .event(.streamsRequested(let activityID, let streamID)?, _):
                         // Long-lived: the delegate reads and writes the streams in its own task.
                         group.addTask { await self.acceptStreams(activityID: activityID, streamID: streamID) }
+                    case .connectionLost(let channel):
+                        if connectionLost(channel) { group.addTask { await self.reconnect(into: work.continuation) } }
+                    case .connected(let channel):
+                        Self.read(channel, into: work.continuation, group: &group)
+                        group.addTask { await self.resume(on: channel) }
                     default:
                         await perform(item, enqueue: work.continuation)
                     }
                 }
             }
-            await connection.close()
+            await self.connection?.close()
+            await endReconnecting()
             hosting.continuation.finish()
             group.cancelAll()
         }
@@ -200,17 +206,24 @@ public actor HandoffApplication {
 
     func publish(_ activity: UserActivity) async throws(HandoffError) {
         try await waitUntilConnected()
-        guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
         let snapshot = activity.snapshot
+        guard !reconnection.isReconnecting else { return holdUntilReconnected(activity) }
+        guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
         let result = await connection.request(.publish(snapshot))
+        if case .failure(let error) = result, appliesOnReconnect(error) { return holdUntilReconnected(activity) }
         _ = try result.get()
         published[snapshot.id] = activity
+        reconnection.madeCurrent(snapshot.id)
     }
 
     func resign(_ activity: UserActivity) async throws(HandoffError) {
-        guard let connection else { return }
         published.removeValue(forKey: activity.identifier)
-        _ = try await connection.request(.resign(id: activity.identifier)).get()
+        reconnection.order.removeAll { $0 == activity.identifier }
+        // While the agent is away it holds none of this app's activities: nothing to resign.
+        guard let connection, !reconnection.isReconnecting else { return }
+        let result = await connection.request(.resign(id: activity.identifier))
+        if case .failure(let error) = result, appliesOnReconnect(error) { return }
+        _ = try result.get()
     }
 
     /// Deletes the activities this app saved for search (`isEligibleForSearch`) with these
@@ -227,18 +240,20 @@ public actor HandoffApplication {
     }
 
     private func deleteSaved(_ which: ControlRequest.SavedSelection) async throws(HandoffError) {
-        try await waitUntilConnected()
-        guard let connection else { throw .connectionUnavailable("the app is not connected to its agent") }
-        _ = try await connection.request(.deleteSaved(which)).get()
+        _ = try await connectedChannel().request(.deleteSaved(which)).get()
     }
 
     // MARK: Events
 
-    private enum Work: Sendable {
+    enum Work: Sendable {
         /// An event from the agent (nil: one this version does not know), with its `replyID`.
         case event(AppEvent?, replyID: UUID?)
         /// Objects passed to a restoration handler after `continue` returned.
         case restore([any UserActivityRestoring], UserActivity)
+        /// The connection to the agent closed (``connectionLost(_:)``).
+        case connectionLost(ControlChannel)
+        /// A new connection to the agent, to register on again (``resume(on:)``).
+        case connected(ControlChannel)
     }
 
     // MARK: Continuation streams
@@ -286,6 +301,8 @@ public actor HandoffApplication {
             for object in objects { await object.restoreUserActivityState(activity) }
         case .event(let event, let replyID):
             await handle(event, replyID: replyID, enqueue: enqueue)
+        case .connectionLost, .connected:
+            break  // run() handles them
         }
     }
 

@@ -55,8 +55,7 @@ public struct RestorationStateFile: Sendable, Equatable {
         } catch {
             reason = "\(error)"
         }
-        let aside = "\(path).unreadable-\(Int64(now.timeIntervalSince1970))"
-        return .unreadable(reason: reason, movedTo: rename(path, aside) == 0 ? aside : nil)
+        return .unreadable(reason: reason, movedTo: PrivateFiles.moveAside(path, at: Int64(now.timeIntervalSince1970)))
     }
 
     /// Writes `coder` in place of the saved state, creating the directory (mode 0700) if needed.

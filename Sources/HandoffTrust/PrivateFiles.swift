@@ -96,6 +96,13 @@ public enum PrivateFiles {
         }
     }
 
+    /// Moves a file that cannot be used aside, to `<path>.unreadable-<seconds>`, never deleting
+    /// it; returns where it went, or nil when even that failed.
+    public static func moveAside(_ path: String, at seconds: Int64) -> String? {
+        let aside = "\(path).unreadable-\(seconds)"
+        return rename(path, aside) == 0 ? aside : nil
+    }
+
     private static func describe(_ code: Int32) -> String {
         String(cString: strerror(code))
     }

@@ -145,6 +145,7 @@ final class HostFaultsOnHostsTests: LabTestCase {
     /// after the restart arrives whole.
     func testKillNineOfTheSourceMidStream() throws {
         let (viewer, editor) = try continueAttachment(bytes: 1 << 30, label: "kill-stream")
+        let editorPID = try XCTUnwrap(started.last)
         try lab.waitForLine(editor, "streams opened", timeout: 10)
         Thread.sleep(forTimeInterval: 0.3)  // bytes are flowing
         let killed = Date()
@@ -158,6 +159,13 @@ final class HostFaultsOnHostsTests: LabTestCase {
         XCTAssertTrue(outcome.hasPrefix("streams failed"), "a cut stream fails; it is not a short attachment: \(outcome)")
         XCTAssertEqual(try lab.handoff("h2", "status", "--json").status, 0, "h2's agent still serving")
         try restartH1()
+        // The first editor outlives its agent and reconnects to the new one (HandoffKit): it
+        // quits, so that the next editor may register com.example.notes.
+        kill(editorPID, SIGTERM)
+        try lab.waitUntil("the first editor gone from h1", timeout: 5) {
+            let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h1", "status", "--json").stdout.utf8)) as? [String: Any]
+            return (status?["apps"] as? [Any])?.isEmpty ?? false
+        }
         // The next stream, whole.
         try assertAttachmentWhole(try continueAttachment(bytes: 1 << 20, label: "kill-stream-next"), bytes: 1 << 20, timeout: 10)
     }
