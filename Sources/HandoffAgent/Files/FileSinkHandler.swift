@@ -44,10 +44,10 @@ enum FileSinkOutcome: Sendable {
 /// the session's task sees only each file's end (``receive(_:)``). Nothing is fsynced here: the
 /// file's only `fsync` is the session's, before the file is linked into place.
 ///
-/// The connection is read only while a file is armed and less than ``highWater`` waits to be
-/// written: a slow disk slows the sender. Frames that come while no file is armed (the next
-/// file's, while the session places the last one) are kept, and the reading stops, until the
-/// next ``receive(_:)``; ``stop()`` passes them and everything after on to the session.
+/// The connection is read only while less than ``highWater`` waits to be written: a slow disk
+/// slows the sender. Frames that come while no file is armed (the next file's, while the session
+/// fsyncs and places the last one) are kept, up to ``highWater`` too, until the next
+/// ``receive(_:)``; ``stop()`` passes them and everything after on to the session.
 final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
     // @unchecked: all state is touched on the channel's event loop only.
     typealias InboundIn = EncodedFrame
@@ -101,6 +101,8 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
     private var context: ChannelHandlerContext?
     private var writing: Writing?
     private var held: [EncodedFrame] = []
+    /// The payload bytes in `held`.
+    private var heldBytes = 0
     private var pendingRead = false
     private var passing = false
     /// The connection has ended (nil) or failed (the error), when it has.
@@ -148,6 +150,7 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
             index += 1
         }
         held.removeFirst(index)
+        heldBytes = held.reduce(0) { $0 + $1.payloadCount }
         if !file.isDecided, let ended { file.fail(.broke(written: file.taken, reason: ended)) }
         writeBatch()
         deliverIfDone()
@@ -159,6 +162,7 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
         guard let context else { return }
         let frames = held
         held = []
+        heldBytes = 0
         for frame in frames { context.fireChannelRead(wrapInboundOut(frame)) }
         if !frames.isEmpty { context.fireChannelReadComplete() }
         resumeReading()
@@ -169,7 +173,12 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if passing { return context.fireChannelRead(data) }
         let frame = unwrapInboundIn(data)
-        if let file = writing, !file.isDecided, held.isEmpty { take(frame, into: file) } else { held.append(frame) }
+        if let file = writing, !file.isDecided, held.isEmpty {
+            take(frame, into: file)
+        } else {
+            held.append(frame)
+            heldBytes += frame.payloadCount
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -281,7 +290,9 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     private var mayRead: Bool {
         if passing { return true }
-        guard let file = writing, !file.isDecided else { return false }
+        // Between two files (the session fsyncs and links the last one) up to the same amount is
+        // kept for the next, so the sender does not wait for each file's fsync.
+        guard let file = writing, !file.isDecided else { return heldBytes < Self.highWater }
         return file.batchCount + file.inFlight < Self.highWater
     }
 
