@@ -18,8 +18,10 @@ import Foundation
 
 /// The receiving side of `handoff send` (docs/PROTOCOL.md, "Sending files"), on a paired
 /// device's peer connection: the offer is answered (``FileOfferDecision``), then each file's
-/// bytes are written to its partial file, hashed, checked against its SHA-256, fsynced and linked
-/// into the download directory (``DownloadDirectory``), and a `fileReceived` receipt goes back.
+/// bytes are written to its partial file and hashed in the connection's pipeline
+/// (``FileSinkHandler``), checked against its SHA-256, fsynced once (per file, before it is
+/// linked: no fsync per chunk) and linked into the download directory (``DownloadDirectory``),
+/// and a `fileReceived` receipt goes back.
 ///
 /// A file that breaks off stays as a partial file (if it can resume: a known size and hash) for
 /// the next send of it; a file whose hash does not match is discarded, and says so. The send ends
@@ -27,7 +29,7 @@ import Foundation
 enum FileReceiver {
     /// Answers `offer` and receives its files; returns once the send is over.
     static func receive<I: AsyncIteratorProtocol>(_ offer: FileOffer, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
-                                                  peer: String, device: DeviceID?, agent: Agent, logger: Logger) async throws where I.Element == Frame {
+                                                  splice: StreamSplice, peer: String, device: DeviceID?, agent: Agent, logger: Logger) async throws where I.Element == Frame {
         let configuration = agent.configuration
         let receiving = configuration.receive
         func refuse(_ error: HandoffError) async throws {
@@ -52,6 +54,9 @@ enum FileReceiver {
         case .success(let taken): decision = taken
         }
         guard let directory else { return }
+        // The files' data goes to the sink from the first byte after the answer: the sender
+        // sends none before it.
+        let sink = try await FileSinkHandler.install(on: splice)
         try await outbound.write(PeerMessage.files(.answer(starts: decision.starts)).frame)
         logger.info("receiving files", metadata: [
             "handoff.peer": "\(peer)", "handoff.files": "\(offer.files.count)", "handoff.starts": "\(decision.starts)",
@@ -63,7 +68,7 @@ enum FileReceiver {
         for (index, file) in offer.files.enumerated() {
             var target = Target(index: index, file: file, path: decision.paths[index], start: decision.starts[index],
                                 partialName: partialNames[index] ?? "stdin-\(UUID().uuidString)")
-            let receipt = await receiveFile(&target, inbound: &inbound, directory: directory, budget: &budget, peer: peer)
+            let receipt = await receiveFile(&target, sink: sink, directory: directory, budget: &budget, peer: peer)
             logger.info("file received", metadata: [
                 "handoff.peer": "\(peer)", "handoff.name": "\(receipt.name)", "handoff.start": "\(receipt.start)",
                 "handoff.bytes": "\(receipt.bytes)", "handoff.error": "\(receipt.error?.description ?? "none")",
@@ -76,6 +81,7 @@ enum FileReceiver {
             kept += 1
             keptBytes += receipt.start + receipt.bytes
         }
+        await sink.stop()
         guard let end = try await inbound.next(), end.kind == .streamEnd else { return }
         try await outbound.write(PeerMessage.streamEnd.frame)
         let received = ReceivedFiles(id: UUID(), peer: peer, files: kept, bytes: keptBytes, directory: directory.path)
@@ -91,11 +97,11 @@ enum FileReceiver {
         var partialName: String
     }
 
-    /// Receives one file's bytes up to its `fileEnd`, and places it. A broken connection throws
-    /// (the partial file stays if the file can resume); a refused file comes back as a receipt
-    /// with its error.
-    private static func receiveFile<I: AsyncIteratorProtocol>(_ target: inout Target, inbound: inout I, directory: DownloadDirectory,
-                                                              budget: inout Int, peer: String) async -> FileReceipt where I.Element == Frame {
+    /// Receives one file's bytes up to its `fileEnd` (through `sink`), and places it. A broken
+    /// connection leaves the partial file if the file can resume; a file not kept comes back as a
+    /// receipt with its error.
+    private static func receiveFile(_ target: inout Target, sink: FileSinkHandler, directory: DownloadDirectory,
+                                    budget: inout Int, peer: String) async -> FileReceipt {
         let file = target.file
         func failed(_ error: HandoffError, bytes: Int = 0) -> FileReceipt {
             directory.removePartial(named: target.partialName)
@@ -107,53 +113,30 @@ enum FileReceiver {
         var digest = ContentDigest()
         // The kept prefix is hashed again: the final SHA-256 covers the whole file.
         if target.start > 0, !hashPrefix(fd, length: target.start, into: &digest) { target.start = 0; digest = ContentDigest() }
-        guard ftruncate(fd, off_t(target.start)) == 0, lseek(fd, off_t(target.start), SEEK_SET) == off_t(target.start) else {
+        guard ftruncate(fd, off_t(target.start)) == 0 else {
             return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"))
         }
-        var written = 0
-        var hash: String?
-        do {
-            while hash == nil, let frame = try await inbound.next() {
-                switch frame.kind {
-                case .streamData:
-                    let total = target.start + written + frame.payload.count
-                    if let size = file.size, total > size {
-                        return failed(.handoffFailed("\(peer) sent more than the \(size) bytes it offered for \(target.path)"), bytes: written)
-                    }
-                    if file.size == nil {
-                        budget -= frame.payload.count
-                        guard budget >= 0 else {
-                            return failed(.userInfoTooLarge("standard input from \(peer) passed receive.maxBytes; nothing was kept"), bytes: written)
-                        }
-                    }
-                    try OpenURLTransfer.writeAll(fd, frame.payload)
-                    digest.update(frame.payload)
-                    written += frame.payload.count
-                case .fileEnd:
-                    guard case .files(.fileEnd(let sha256)) = try PeerMessage(frame: frame) else { throw FrameError.malformed(kind: .fileEnd, reason: "no hash") }
-                    hash = sha256
-                default:
-                    throw FrameError.unexpected(kind: frame.kind, expecting: "file data or fileEnd")
-                }
-            }
-        } catch let error as OpenURLTransfer.InboxError {
+        let (written, hash, computed): (Int, String, String)
+        switch await sink.receive(FileSinkTarget(fd: fd, start: target.start, size: file.size, budget: budget, digest: digest)) {
+        case .ended(let bytes, let claimed, let sha256, let left):
+            (written, hash, computed, budget) = (bytes, claimed, sha256, left)
+        case .tooLong(let bytes):
+            return failed(.handoffFailed("\(peer) sent more than the \(file.size ?? 0) bytes it offered for \(target.path)"), bytes: bytes)
+        case .overBudget(let bytes):
+            return failed(.userInfoTooLarge("standard input from \(peer) passed receive.maxBytes; nothing was kept"), bytes: bytes)
+        case .writeFailed(let bytes, let reason):
             // A write failed (the disk is full, say): what was written is of no use.
-            return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(error)"), bytes: written)
-        } catch {
-            if !file.isResumable { directory.removePartial(named: target.partialName) }
-            return FileReceipt(index: target.index, name: "", start: target.start, bytes: written,
-                               error: .handoffFailed("the send from \(peer) broke: \(error)"))
-        }
-        guard let hash else {
+            return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(reason)"), bytes: bytes)
+        case .broke(let bytes, let reason):
             // The connection ended mid-file: the partial file stays for a send to resume.
             if !file.isResumable { directory.removePartial(named: target.partialName) }
-            return FileReceipt(index: target.index, name: "", start: target.start, bytes: written,
-                               error: .handoffFailed("the send from \(peer) ended inside \(target.path)"))
+            let error: HandoffError = if let reason { .handoffFailed("the send from \(peer) broke: \(reason)") }
+                else { .handoffFailed("the send from \(peer) ended inside \(target.path)") }
+            return FileReceipt(index: target.index, name: "", start: target.start, bytes: bytes, error: error)
         }
         if let size = file.size, target.start + written != size {
             return failed(.handoffFailed("\(target.path) ended after \(target.start + written) of its \(size) bytes; nothing was kept"), bytes: written)
         }
-        let computed = digest.hex()
         guard computed == hash, file.sha256 == nil || file.sha256 == computed else {
             let resumed = target.start > 0 ? " (resumed from \(target.start) bytes kept from an earlier send)" : ""
             return failed(.handoffFailed("\(target.path) arrived with SHA-256 \(computed), not the sender's \(file.sha256 ?? hash)\(resumed); the partial file was discarded: send it again"), bytes: written)

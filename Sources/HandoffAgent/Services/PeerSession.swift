@@ -92,7 +92,7 @@ public enum PeerSession {
                                                       peer: peerName, device: peerID, agent: agent)
                     return
                 case .receiveFiles(let offer):
-                    try await FileReceiver.receive(offer, inbound: &inbound, outbound: connection.outbound,
+                    try await FileReceiver.receive(offer, inbound: &inbound, outbound: connection.outbound, splice: connection.splice,
                                                    peer: peerName, device: peerID, agent: agent, logger: logger)
                     return
                 case .openStreams(let request):

@@ -103,6 +103,12 @@ public struct EncodedFrame: Sendable {
         return bytes.getSlice(at: bytes.readerIndex + Frame.headerSize, length: payloadCount)!
     }
 
+    /// The payload as slices of the buffers it arrived in, never copied: one part, or two when the
+    /// frame arrived split between two reads (a file sink writes and hashes them as they are).
+    public var payloadParts: (first: ByteBuffer, second: ByteBuffer?) {
+        (head.getSlice(at: head.readerIndex + Frame.headerSize, length: head.readableBytes - Frame.headerSize)!, tail)
+    }
+
     /// The payload copied into an array, from either part.
     public var payloadBytes: [UInt8] {
         guard let tail else { return head.getBytes(at: head.readerIndex + Frame.headerSize, length: payloadCount)! }

@@ -15,7 +15,8 @@ public struct StreamSpliceDirection: Sendable {
     /// When reading fails, a frame to pass on before the pair is closed (an error the far end
     /// can report), or nil.
     public var lastWords: (@Sendable (any Error) -> Frame?)?
-    /// Kinds relayed like stream data besides it (a file send's frames).
+    /// Kinds relayed like stream data besides it: the general "relay these frame kinds too"
+    /// (a file send's ``FileTransferMessage/kinds``, an opened file's `opened` and `error`).
     public var alsoRelaying: Set<FrameKind>
 
     public init(lastWords: (@Sendable (any Error) -> Frame?)? = nil, alsoRelaying: Set<FrameKind> = []) {
