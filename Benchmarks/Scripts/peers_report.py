@@ -70,13 +70,20 @@ class PeersReport:
     def discovery(self):
         kde, kdata = self.samples("peers-kde-discover.json")
         handoff, hdata = self.samples("discover.json")
+        # Listed with its current activity, when the run measured it (h3 keeps one across restarts).
+        with_activity = bool(hdata.get("activity_us"))
+        if with_activity:
+            handoff = hdata["activity_us"]
         n = len(kde or []), len(handoff or [])
         errors = f"; errors {kdata.get('errors', 0)} / {hdata.get('errors', 0)}" if kdata.get("errors") or hdata.get("errors") else ""
         self.latency_row(
             f"discovery of a restarting paired device, p50 / p95 ({n[0]} / {n[1]} restarts{errors})", kde, handoff, 95,
             "KDE Connect: kdeconnectd on h2 starts → h1's daemon reports h2 reachable (reachableChanged(true) on h1's bus): "
-            "UDP broadcast, then TCP and TLS back. handoff: handoffd on h3 starts → listed in h2's `peers` (polled every "
-            "5 ms), as the full run's discovery row: by DNS-SD; the peer is listed without its activity")
+            "UDP broadcast, then TCP and TLS back. handoff: handoffd on h3 starts → "
+            + ("its current activity (kept across the restart) listed in h2's `list` (polled every 5 ms): h3 reaches h2 at "
+               "its last known address and announces itself (docs/PROTOCOL.md, \"Rejoining after a start\")" if with_activity else
+               "listed in h2's `peers` (polled every 5 ms), as the full run's discovery row: by DNS-SD; the peer is listed "
+               "without its activity"))
 
     def message(self):
         kde, kdata = self.samples("peers-ping.json")

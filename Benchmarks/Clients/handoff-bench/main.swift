@@ -420,9 +420,20 @@ func peerNames(_ socket: String) -> Set<String>? {
     return Set(peers.compactMap { $0["name"]?.stringValue })
 }
 
-func runDiscover(watchSocket: String, name: String, start: String, count: Int, pollMs: Int, holdMs: Int, settleMs: Int, timeoutMs: Int) throws -> Samples {
+/// The names of the peers whose activities the agent at `socket` offers now (`list`).
+func offeringPeerNames(_ socket: String) -> Set<String>? {
+    guard let connection = connectControl(socket), let items = try? connection.call("list").arrayValue else { return nil }
+    return Set(items.compactMap { $0["peer"]?.stringValue })
+}
+
+/// Starts `name`'s agent `count` times: each time, how long until the agent at `watchSocket`
+/// lists it among its peers (the samples), and with `withActivity` until it lists the activity
+/// that agent offers (it kept it across the restart: `activity_us`); then how long its goodbye took.
+func runDiscover(watchSocket: String, name: String, start: String, count: Int, pollMs: Int, holdMs: Int, settleMs: Int, timeoutMs: Int,
+                 withActivity: Bool = false) throws -> Samples {
     var out = Samples()
     var goodbye: [Double] = []
+    var activity: [Double] = []
     let clock = ContinuousClock()
     for i in 0..<count {
         // Wait until the peer is not listed (a previous run's goodbye).
@@ -438,6 +449,14 @@ func runDiscover(watchSocket: String, name: String, start: String, count: Int, p
             sleepMilliseconds(pollMs)
         }
         if seen { out.samples.append((clock.now - began).microseconds) } else { out.fail("start \(i): \(name) not listed within \(timeoutMs) ms") }
+        if seen, withActivity {
+            var offered = false
+            while (clock.now - began).microseconds < Double(timeoutMs) * 1000 {
+                if offeringPeerNames(watchSocket)?.contains(name) == true { offered = true; break }
+                sleepMilliseconds(pollMs)
+            }
+            if offered { activity.append((clock.now - began).microseconds) } else { out.fail("start \(i): \(name)'s activity not listed within \(timeoutMs) ms") }
+        }
         sleepMilliseconds(holdMs)
         let stopAt = clock.now
         stopProcess(pid)
@@ -448,6 +467,7 @@ func runDiscover(watchSocket: String, name: String, start: String, count: Int, p
         sleepMilliseconds(settleMs)
     }
     out.extra["goodbye_us"] = .array(goodbye.map { .double($0.rounded()) })
+    if withActivity { out.extra["activity_us"] = .array(activity.map { .double($0.rounded()) }) }
     return out
 }
 
@@ -723,7 +743,7 @@ func run() async throws {
         try runDiscover(
             watchSocket: args.string("watch-socket"), name: args.string("name"), start: args.string("start"), count: args.int("count"),
             pollMs: args.int("poll-ms", default: 5), holdMs: args.int("hold-ms", default: 500), settleMs: args.int("settle-ms", default: 500),
-            timeoutMs: args.int("timeout-ms", default: 10_000)
+            timeoutMs: args.int("timeout-ms", default: 10_000), withActivity: args.flag("with-activity")
         ).printJSON()
     case "discover-ref":
         try runDiscoverReference(
