@@ -53,7 +53,13 @@ final class LinksOnHostsTests: LabTestCase {
         XCTAssertEqual(made.status, 0, made.stderr)
         let link = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertFalse(link.contains("milk"), "a link carries no userInfo: \(link)")
-        try lab.stopAgent("h1")  // the editor's activity is gone with it
+        // The editor quits (its activity is resigned), and h1's agent restarts: the activity is gone.
+        let editorPattern = "notes-example edit --title Shopping list"
+        _ = try lab.exec("h1", ["pkill", "-TERM", "-f", editorPattern])
+        try lab.waitUntil("the editor quit", timeout: 5) { try lab.exec("h1", ["pgrep", "-f", editorPattern]).status != 0 }
+        try lab.stopAgent("h1")
+        try lab.startAgent("h1")
+        XCTAssertFalse(try lab.handoff("h1", "status", "--json").stdout.contains(id), "the resigned activity came back on h1")
 
         // h2 restarts with the notes app in its appsDirectory, not running.
         let h2 = try lab.path("h2")
