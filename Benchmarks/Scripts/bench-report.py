@@ -11,30 +11,11 @@ unless RESULTS_DIR holds peers results of its own.
 Exit status: 0 if every measurement produced samples, 1 if one is missing or empty (the
 benchmark itself is broken). Missed targets never change the exit status.
 """
-import json
-import math
 import os
 import sys
 
 import peers_report
-
-
-def load_json(directory, name):
-    path = os.path.join(directory, name)
-    try:
-        with open(path) as f:
-            text = f.read().strip()
-        return json.loads(text.splitlines()[-1]) if text else None
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def percentile(samples, q):
-    """Nearest-rank percentile."""
-    if not samples:
-        return None
-    s = sorted(samples)
-    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
+from bench_results import format_ms, load_json, percentile
 
 
 class Report:
@@ -60,9 +41,7 @@ class Report:
 
     @staticmethod
     def ms(us):
-        if us is None:
-            return "n/a"
-        return f"{us / 1000:.2f} ms" if us < 100_000 else f"{us / 1000:.0f} ms"
+        return format_ms(us)
 
     # -- sections -----------------------------------------------------------
 

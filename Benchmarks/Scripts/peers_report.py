@@ -4,32 +4,11 @@
 Each row: KDE Connect's figure, handoff's from the same run on the same lab, the ratio handoff ÷
 KDE Connect, whether handoff is ahead, and what each side measures.
 """
-import json
-import math
 import os
+from bench_results import format_ms, load_json, percentile
 
 BEGIN = "<!-- kdeconnect-side-by-side:begin -->"
 END = "<!-- kdeconnect-side-by-side:end -->"
-
-
-def _load(directory, name):
-    try:
-        with open(os.path.join(directory, name)) as f:
-            text = f.read().strip()
-        return json.loads(text.splitlines()[-1]) if text else None
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _pct(samples, q):
-    if not samples:
-        return None
-    s = sorted(samples)
-    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
-
-
-def _ms(us):
-    return "n/a" if us is None else (f"{us / 1000:.2f} ms" if us < 100_000 else f"{us / 1000:.0f} ms")
 
 
 def _mb(kb):
@@ -45,13 +24,13 @@ class PeersReport:
         self.dir = directory
         self.rows = []  # (row, kde, handoff, ratio, ahead, what)
         self.broken = []
-        kde = _load(directory, "peers-kdeconnect.json")
+        kde = load_json(directory, "peers-kdeconnect.json")
         if not kde:
             self.broken.append("peers-kdeconnect.json")
         self.version = (kde or {}).get("version", "?")
 
     def samples(self, name):
-        data = _load(self.dir, name)
+        data = load_json(self.dir, name)
         if not data or not data.get("samples_us"):
             self.broken.append(name)
             return None, data or {}
@@ -62,10 +41,10 @@ class PeersReport:
                           "—" if ahead is None else ("yes" if ahead else "**no**"), what))
 
     def latency_row(self, row, kde, handoff, q, what):
-        k50, kq, h50, hq = _pct(kde, 50), _pct(kde, q), _pct(handoff, 50), _pct(handoff, q)
+        k50, kq, h50, hq = percentile(kde, 50), percentile(kde, q), percentile(handoff, 50), percentile(handoff, q)
         ratio = None if not (k50 and h50) else h50 / k50
         ahead = None if None in (k50, kq, h50, hq) else (h50 < k50 and hq < kq)
-        self.add(row, f"{_ms(k50)} / {_ms(kq)}", f"{_ms(h50)} / {_ms(hq)}", ratio, ahead, what)
+        self.add(row, f"{format_ms(k50)} / {format_ms(kq)}", f"{format_ms(h50)} / {format_ms(hq)}", ratio, ahead, what)
 
     def discovery(self):
         kde, kdata = self.samples("peers-kde-discover.json")
@@ -97,7 +76,7 @@ class PeersReport:
 
     def files(self):
         for mib in (64, 1024):
-            data = _load(self.dir, f"peers-file-{mib}.json")
+            data = load_json(self.dir, f"peers-file-{mib}.json")
             if not data:
                 self.broken.append(f"peers-file-{mib}.json")
                 continue
@@ -116,7 +95,7 @@ class PeersReport:
                      "VmRSS of the receiving daemon on h2 (kdeconnectd, handoffd), sampled every 50 ms during the transfer")
 
     def idle(self):
-        data = _load(self.dir, "peers-idle.json")
+        data = load_json(self.dir, "peers-idle.json")
         if not data:
             self.broken.append("peers-idle.json")
             return
