@@ -18,6 +18,8 @@ struct ReconnectionState: Sendable {
     var joining: ControlChannel?
     /// Callers waiting for the connection (requests that need the agent's answer), by waiter ID.
     var waiters: [UUID: CheckedContinuation<ControlChannel?, Never>] = [:]
+    /// Waiters whose time was up before they were waiting: they stop at once.
+    var expired: Set<UUID> = []
     /// The activities made current, oldest first: published again in this order, so the agent
     /// advertises the same one.
     var order: [UUID] = []
@@ -123,12 +125,18 @@ extension HandoffApplication {
         if let connection { return connection }
         guard reconnection.isReconnecting, hostSink != nil else { throw .connectionUnavailable("the app is not connected to its agent") }
         let waiterID = UUID(), limit = reconnection.waitLimit
-        let channel = await withCheckedContinuation { continuation in
-            reconnection.waiters[waiterID] = continuation
-            Task { [weak self] in
-                try? await Task.sleep(for: limit)
-                await self?.stopWaiting(waiterID)
+        // The reconnect, raced against the limit: whichever ends first answers, and the other ends with it.
+        let channel = await withTaskGroup(of: ControlChannel?.self) { group in
+            group.addTask { await self.reconnected(waiterID) }
+            group.addTask {
+                // Cancelled (the connection came back first): nothing to stop.
+                guard (try? await Task.sleep(for: limit)) != nil else { return nil }
+                await self.stopWaiting(waiterID)
+                return nil
             }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
         guard let channel else {
             throw .connectionUnavailable(
@@ -140,8 +148,21 @@ extension HandoffApplication {
     /// Sets how long requests wait for a dropped connection (tests).
     func limitReconnectWait(to limit: Duration) { reconnection.waitLimit = limit }
 
+    /// The connection once the app is registered again (nil if ``stopWaiting(_:)`` came first).
+    private func reconnected(_ waiterID: UUID) async -> ControlChannel? {
+        if reconnection.expired.remove(waiterID) != nil { return nil }
+        if let connection, !reconnection.isReconnecting { return connection }  // back already
+        return await withCheckedContinuation { reconnection.waiters[waiterID] = $0 }
+    }
+
+    /// The waiter's time is up: it stops waiting, now or as soon as it would start.
     private func stopWaiting(_ waiterID: UUID) {
-        reconnection.waiters.removeValue(forKey: waiterID)?.resume(returning: nil)
+        guard let waiter = reconnection.waiters.removeValue(forKey: waiterID) else {
+            // Not waiting yet (else it was answered: the connection came back).
+            if reconnection.isReconnecting { reconnection.expired.insert(waiterID) }
+            return
+        }
+        waiter.resume(returning: nil)
     }
 
     /// run() ended: no more reconnecting; the waiting requests fail.
