@@ -97,6 +97,14 @@ struct ChildProcessTests {
         let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
         let parent = stat.split(separator: ")").last?.split(separator: " ").dropFirst().first.flatMap { pid_t(String($0)) }
         #expect(parent != getpid(), "the app's parent is the agent")
+        #if os(Linux)
+        // The default signal dispositions, as every child gets: SIGINT and SIGQUIT not ignored
+        // (a shell's `&` would ignore both).
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let ignored = status.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
+        let intAndQuit: UInt64 = 1 << (UInt64(SIGINT) - 1) | 1 << (UInt64(SIGQUIT) - 1)
+        #expect(ignored.map { $0 & intAndQuit } == 0, "\(status)")
+        #endif
         // Let it finish: it reads a line from the FIFO, then exits. Whoever adopted it reaps it (or not).
         try "done\n".write(toFile: dir.file("fifo"), atomically: false, encoding: .utf8)
         #expect(await gone(pid, orZombie: true), "the app \(pid) did not end")

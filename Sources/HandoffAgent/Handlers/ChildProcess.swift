@@ -141,11 +141,14 @@ public enum ChildProcess {
     ///
     /// A launched app is a person's app: it is never stopped by the agent, not at a timeout, not
     /// when the request that launched it ends, not when the agent shuts down. So it is not the
-    /// agent's child at all: a launcher (`/bin/sh`, run and waited for like any child) starts it
-    /// in the background, prints its process ID and exits, and the app is adopted by the session's
-    /// reaper (PID 1, or the user's systemd, a subreaper), which reaps it when it exits. No task of
-    /// the agent's outlives the launch. The program is looked up first, so one that does not exist
-    /// or is not executable fails here with `strerror`'s words.
+    /// agent's child at all: a launcher, run and waited for like any child, starts it and exits,
+    /// and the app is adopted by the session's reaper (PID 1, or the user's systemd, a
+    /// subreaper), which reaps it when it exits. No task of the agent's outlives the launch. On
+    /// Linux the launcher is util-linux's `setsid --fork`: the app gets a session of its own and
+    /// the default signal dispositions, as every child does. (A shell's `&` would start it with
+    /// SIGINT and SIGQUIT ignored, as POSIX has it for a background job without job control; that
+    /// is the fallback elsewhere.) The program is looked up first, so one that does not exist or is
+    /// not executable fails here with `strerror`'s words.
     public static func start(_ argv: [String], environment: [String: String], output: Stream = .null) async throws(SpawnError) -> pid_t {
         let program = argv.first ?? ""
         let resolved = try Spawn.lookUp(program, path: environment["PATH"])
@@ -157,11 +160,12 @@ public enum ChildProcess {
         guard pipe(&pipeEnds) == 0 else { throw SpawnError(program: program, reason: String(cString: strerror(errno))) }
         defer { close(pipeEnds[0]) }
         // The app's output goes where `output` says (the launcher's stderr); the launcher's stdout,
-        // the pipe, carries only the app's process ID, so it reaches end of file when the launcher exits.
-        let outcome = await run(["/bin/sh", "-c", #""$0" "$@" >&2 & echo $!"#, resolved] + Array(argv.dropFirst()),
+        // the pipe, carries only the app's process ID, and reaches end of file once the app has
+        // started (its stdout is then its stderr).
+        let outcome = await run(Self.launcher + [resolved] + Array(argv.dropFirst()),
                                 environment: environment, stdout: .descriptor(pipeEnds[1], closeAfterSpawn: true), stderr: output,
                                 timeout: launcherTimeout)
-        guard outcome == .exited(0) else { throw SpawnError(program: program, reason: "its launcher (/bin/sh) ended with \(outcome)") }
+        guard outcome == .exited(0) else { throw SpawnError(program: program, reason: "its launcher (\(Self.launcher[0])) ended with \(outcome)") }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 32)
         while true {
@@ -169,13 +173,20 @@ public enum ChildProcess {
             if count > 0 { bytes += buffer.prefix(count) } else if count == 0 || errno != EINTR { break }
         }
         guard let pid = pid_t(String(decoding: bytes.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)) else {
-            throw SpawnError(program: program, reason: "its launcher (/bin/sh) printed no process ID")
+            throw SpawnError(program: program, reason: "its launcher (\(Self.launcher[0])) printed no process ID")
         }
         return pid
     }
 
     /// How long the launcher of ``start(_:environment:output:)`` may take: it only forks and exits.
     static let launcherTimeout: Duration = .seconds(10)
+
+    /// The launcher's argv, before the app's: it prints the app's process ID, then execs it.
+    #if os(Linux)
+    static let launcher = ["/usr/bin/setsid", "--fork", "/bin/sh", "-c", #"echo $$; exec "$0" "$@" >&2"#]
+    #else
+    static let launcher = ["/bin/sh", "-c", #""$0" "$@" >&2 & echo $!"#]
+    #endif
 
     /// Why a spawn failed, as `strerror` says it (what users saw before swift-subprocess).
     static func reason(_ error: SubprocessError) -> String {
