@@ -22,11 +22,17 @@ extension LabTestCase {
 
     /// Starts `handoff watch --json` on h2 and waits until it is in place (h2's own pause and
     /// resume show in it).
+    ///
+    /// Each try pauses and, when the watch did not see it, resumes again: pausing a paused agent
+    /// changes nothing and tells no one, so a pause made before the watch subscribed would
+    /// otherwise never show.
     func startWatch(_ name: String) throws -> (log: String, pid: Int32) {
         let watch = try lab.startLogged("h2", [lab.handoffCLI, "watch", "--json"], log: name)
         try lab.waitUntil("the watch on h2 sees h2's own pause", timeout: 10) {
             try lab.handoff("h2", "pause")
-            return events(watch.log).contains { $0["event"] as? String == "paused" }
+            let seen = events(watch.log).contains { $0["event"] as? String == "paused" }
+            if !seen { try lab.handoff("h2", "resume") }
+            return seen
         }
         try lab.handoff("h2", "resume")
         try waitForEvent(watch.log, "resumed")

@@ -149,12 +149,7 @@ final class SubnetsThroughReflectorOnHostsTests: LabTestCase {
         try finished(accept, containing: "paired with h2")
 
         // A watch on h2, in place once it shows h2's own pause.
-        let watch = try startLogged("h2", [lab.handoffCLI, "watch", "--json"], log: "watch")
-        try lab.waitUntil("the watch on h2 in place", timeout: 10) {
-            try lab.handoff("h2", "pause")
-            return events(watch).contains { $0["event"] as? String == "paused" }
-        }
-        try lab.handoff("h2", "resume")
+        let watch = try startWatch("watch").log
 
         // The notes app continues a note and reads its attachment over a continuation stream.
         let viewer = try startLogged("h2", [notes, "open", "--read-streams"], log: "viewer")
