@@ -9,8 +9,8 @@ Two modes, each printing one JSON object:
          for --seconds).
   open   --host H --port P --cert C --key K --activity ID
          on a paired host, with that host's identity: opens two connections, sends `hello` and
-         `streamOpen` with the same stream ID on both, reads what comes back for --seconds, then
-         closes both. Prints the frame kinds each connection received, and the error messages.
+         `streamOpen` with the same stream ID on both, reads what comes back until one is refused
+         or --seconds pass, then closes both. Prints the frame kinds each connection received, and the error messages.
 
   pipeline --host H --port P --cert C --key K --activity ID --connections N --frames F
          the review's memory suspicion: N connections, each sending `hello`, a `streamOpen`
@@ -33,9 +33,11 @@ import uuid
 from lab_wire import M, U, frame, hello, tls_context
 
 
-def read_frames(sock, seconds):
-    """Frames (kind, payload) until the peer closes or `seconds` pass."""
-    frames, buffer, deadline = [], b"", time.time() + seconds
+def read_frames(sock, seconds, pending_bytes=None):
+    """Frames (kind, payload) until the peer closes or `seconds` pass. With `pending_bytes` (a
+    bytearray), a frame not yet whole is kept there for the next call instead of dropped."""
+    frames, deadline = [], time.time() + seconds
+    buffer = bytes(pending_bytes) if pending_bytes is not None else b""
     sock.setblocking(False)
     while time.time() < deadline:
         pending = isinstance(sock, ssl.SSLSocket) and sock.pending()
@@ -56,6 +58,8 @@ def read_frames(sock, seconds):
                 break
             frames.append((buffer[0], buffer[5:5 + length]))
             buffer = buffer[5 + length:]
+    if pending_bytes is not None:
+        pending_bytes[:] = buffer
     return frames
 
 
@@ -102,7 +106,13 @@ def open_twice(args):
     connections = [context.wrap_socket(socket.create_connection((args.host, args.port), timeout=5)) for _ in range(2)]
     for c in connections:
         c.sendall(greeting + request)
-    received = [read_frames(c, args.seconds) for c in connections]
+    # Both connections are read at once, until one of them has the refusal (an error frame) or
+    # --seconds pass: which request the agent takes first is up to it.
+    received, partial = [[] for _ in connections], [bytearray() for _ in connections]
+    deadline = time.time() + args.seconds
+    while time.time() < deadline and not any(kind == 0x05 for frames in received for kind, _ in frames):
+        for index, c in enumerate(connections):
+            received[index] += read_frames(c, 0.05, partial[index])
     for c in connections:
         c.close()
     errors = []

@@ -154,6 +154,15 @@ class Report:
                      f"{self.ms(r50)} / {self.ms(r95)} ({refname})", "≤ 100 ms (p50)", None if a50 is None else a50 <= 100_000)
         errors = (ddata or {}).get("errors", 0)
         self.add(section, "errors", str(errors), "", "0", errors == 0)
+        # h3 again, remembering no address of its peers: it browses, finds h2 and reaches out.
+        cold, cdata = self.samples("discover-cold.json")
+        if cold:
+            c50, c95 = percentile(cold, 50), percentile(cold, 95)
+            self.add(section, "p50 / p95 listed, remembering no address (browses first)",
+                     f"{self.ms(c50)} / {self.ms(c95)}", f"{self.ms(r50)} / {self.ms(r95)} ({refname})", "≤ 0.5 s (p95)",
+                     None if c95 is None else c95 <= 500_000)
+            cerrors = (cdata or {}).get("errors", 0)
+            self.add(section, "errors, remembering no address", str(cerrors), "", "0", cerrors == 0)
 
     def concurrency(self):
         conc, cdata = self.samples("concurrency.json")

@@ -50,7 +50,7 @@ final class StreamAbuseOnHostsTests: LabTestCase {
             let started = Date()
             let result = try lab.exec("h2", ["python3", script, "open", "--host", "198.18.0.1", "--port", "\(port)",
                                              "--cert", "\(h2State)/identity-cert.pem", "--key", "\(h2State)/identity-key.pem",
-                                             "--activity", activity, "--seconds", "1.5"])
+                                             "--activity", activity, "--seconds", "5"])
             XCTAssertEqual(result.status, 0, result.stderr)
             let seen = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
             let errors = seen?["errors"] as? [String] ?? []
