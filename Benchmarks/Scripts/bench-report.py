@@ -233,6 +233,9 @@ class Report:
         self.add(section, "median host", self.ms(p50), f"{self.ms(r50)} ({refname})", "", None)
         self.add(section, "last host", self.ms(mx), f"{self.ms(rmx)} ({refname})", "≤ 3 s",
                  None if mx is None else mx <= 3_000_000)
+        ratio = None if not (mx and rmx) else mx / rmx
+        self.add(section, "last host ÷ reference's last host", "n/a" if ratio is None else f"{ratio:.2f}×", "1×", "≤ 1.25×",
+                 None if ratio is None else ratio <= 1.25)
         errors = (sdata or {}).get("errors", 0)
         self.add(section, "hosts that did not see all others", str(errors),
                  str((rdata or {}).get("errors", 0)), "0", errors == 0)
