@@ -157,6 +157,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             path: "Benchmarks/Clients/handoff-bench"
         ),

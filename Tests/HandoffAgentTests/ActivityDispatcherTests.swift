@@ -1,5 +1,6 @@
 import HandoffConfiguration
 import HandoffCore
+import HandoffTestSupport
 import Logging
 import Testing
 
@@ -280,11 +281,25 @@ struct ActivityDispatcherTests {
         var withHandler = configuration
         // The shell records its PID, then becomes `sleep` (same PID).
         withHandler.handlers = [.init(activityTypes: ["*"], command: shell(#"echo $$ > "$1"; exec sleep 30"#, dir.file("pid")))]
-        let d = ActivityDispatcher(configuration: withHandler, logger: quietLogger)
+        // The timeout runs on a manual clock, advanced once the handler runs: on a loaded machine
+        // the shell may take longer than the timeout to start.
+        let timeoutClock = ManualClock()
+        let d = ActivityDispatcher(configuration: withHandler, runner: CommandRunner(clock: timeoutClock), logger: quietLogger)
 
+        let delivery = Task { await d.deliver(Sample.activity(1), from: "h1") }
+        defer { delivery.cancel() }  // stops the handler if the test fails before the timeout
+        // Up to 30 s for the shell to start and write its PID.
+        var polls = 0
+        while dir.contents("pid").flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) == nil && polls < 3000 {
+            try await Task.sleep(for: .milliseconds(10))
+            polls += 1
+        }
+        // The handler's timer is limits.handlerTimeout: it is due at 0.5 s.
+        try await timeoutClock.waitForSleeper(until: .zero.advanced(by: configuration.limits.handlerTimeout))
         let clock = ContinuousClock()
         let start = clock.now
-        let result = await d.deliver(Sample.activity(1), from: "h1")
+        timeoutClock.advance(by: configuration.limits.handlerTimeout)
+        let result = await delivery.value
         let elapsed = start.duration(to: clock.now)
 
         guard case .failure(let error) = result else {

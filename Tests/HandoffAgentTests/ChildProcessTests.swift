@@ -1,3 +1,4 @@
+import HandoffTestSupport
 import Testing
 
 @testable import HandoffAgent
@@ -26,8 +27,10 @@ struct ChildProcessTests {
         return false
     }
 
+    /// The process ID written to `file`, once it is there (up to 30 s: a shell starts slowly on a
+    /// loaded machine).
     func pid(in file: String) async throws -> pid_t {
-        for _ in 0..<500 {
+        for _ in 0..<3000 {
             if let text = try? String(contentsOfFile: file, encoding: .utf8), let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) { return pid }
             try? await Task.sleep(for: .milliseconds(10))
         }
@@ -50,13 +53,22 @@ struct ChildProcessTests {
         // The grandchild notes the SIGTERM it gets (as the group's member, not from its parent).
         let grandchild = #"trap 'echo TERM > "$1"; exit 0' TERM; echo $$ > "$2"; while :; do sleep 0.05; done"#
         let script = #"sh -c "$1" grandchild "$2" "$3" & wait"#
+        // The timeout runs on a manual clock: it is due once the grandchild runs with its trap set
+        // (it writes its PID after the trap), however slowly the shells start.
+        let timeoutClock = ManualClock()
+        let run = Task {
+            await ChildProcess.run(shell(script, grandchild, dir.file("term"), dir.file("grandchild")),
+                                   environment: ["PATH": "/usr/bin:/bin"], timeout: .seconds(1), clock: timeoutClock)
+        }
+        defer { run.cancel() }  // stops the child if the test fails before the timeout
+        let pid = try await pid(in: dir.file("grandchild"))
+        try await timeoutClock.waitForSleeper(until: .zero.advanced(by: .seconds(1)))
         let clock = ContinuousClock()
         let start = clock.now
-        let outcome = await ChildProcess.run(shell(script, grandchild, dir.file("term"), dir.file("grandchild")),
-                                             environment: ["PATH": "/usr/bin:/bin"], timeout: .seconds(1))
+        timeoutClock.advance(by: .seconds(1))
+        let outcome = await run.value
         #expect(outcome == .timedOut)
         #expect(clock.now - start < .seconds(10))
-        let pid = try await pid(in: dir.file("grandchild"))
         // Not our child: whoever adopted it reaps it (or not) once it has died.
         #expect(await gone(pid, orZombie: true), "the grandchild \(pid) outlived the timeout")
         #expect(dir.contents("term") == "TERM\n", "the grandchild did not get SIGTERM")

@@ -12,7 +12,10 @@
 //                                                               --reuse: keep connections between
 //                                                               fetches, as the agent does)
 //   rtt       [--socket S] [--command status] --count N         control-socket round trips
-//   spawn     --count N [--warmup W]                            run the handler `true` as the agent does
+//   spawn     --count N [--warmup W] [--via runner|child|child-no-timeout|subprocess|posix]
+//                                                               run the handler `true` as the agent does
+//                                                               (runner), or on a lower layer (SpawnBench.swift);
+//                                                               adds the CPU per spawn (self, children)
 //   ref-serve --port P [--request-bytes R --response-bytes B] [--tls --state DIR]
 //                                                               bare NIO TCP server (reference); --tls:
 //                                                               TLS 1.3 as the agent's listener does it,
@@ -151,27 +154,6 @@ func runConcurrently(
                 launched += 1
             }
         }
-    }
-    return out
-}
-
-// MARK: - spawn (the handler's cost)
-
-func runSpawn(count: Int, warmup: Int) async -> Samples {
-    var out = Samples()
-    let runner = CommandRunner()  // the agent's own
-    let activity = BenchmarkFixtures.activity()
-    let input = Array((activity.json.serialized + "\n").utf8)
-    let environment = [
-        "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue, "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
-        "HANDOFF_PEER": "h1",
-    ]
-    let clock = ContinuousClock()
-    for i in 0..<(warmup + count) {
-        let start = clock.now
-        let outcome = await runner.run(["true"], input: input, environment: environment, timeout: .seconds(30))
-        guard i >= warmup else { continue }
-        if outcome.succeeded { out.samples.append((clock.now - start).microseconds) } else { out.fail(outcome.description) }
     }
     return out
 }
@@ -713,7 +695,10 @@ func run() async throws {
             notify: args.flag("notify"), reuse: args.flag("reuse")
         ).printJSON()
     case "spawn":
-        await runSpawn(count: try args.int("count"), warmup: try args.int("warmup", default: 20)).printJSON()
+        guard let via = SpawnPath(rawValue: try args.string("via", default: SpawnPath.runner.rawValue)) else {
+            throw BenchError("--via must be one of \(SpawnPath.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        await runSpawn(via: via, count: try args.int("count"), warmup: try args.int("warmup", default: 20)).printJSON()
     case "exchange-sizes":
         let sizes = exchangeSizes()
         print("{\"request_bytes\": \(sizes.request), \"response_bytes\": \(sizes.response)}")

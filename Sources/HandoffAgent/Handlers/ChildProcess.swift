@@ -45,46 +45,49 @@ public enum ChildProcess {
     public static let teardown: [TeardownStep] = [.send(signal: .terminate, toProcessGroup: true, allowedDurationToNextStep: terminationGrace)]
 
     /// Runs `argv` (the first element is looked up on PATH when it has no slash) and waits until
-    /// it exits. After `timeout` it is stopped (``teardown``) and the outcome is `.timedOut`.
+    /// it exits. After `timeout` on `clock` it is stopped (``teardown``) and the outcome is
+    /// `.timedOut`. (The grace between SIGTERM and SIGKILL is swift-subprocess's: real time.)
     public static func run(_ argv: [String], environment: [String: String], stdin: Stream = .null, stdout: Stream = .null,
-                           stderr: Stream = .null, timeout: Duration? = nil) async -> CommandOutcome {
+                           stderr: Stream = .null, timeout: Duration? = nil, clock: some Clock<Duration> = ContinuousClock()) async -> CommandOutcome {
         do {
-            return try await run(argv, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr, timeout: timeout) { _ in }
+            return try await run(argv, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr, timeout: timeout, clock: clock) { _ in }
         } catch {
             return .failedToStart("\(error)")
         }
     }
 
-    /// ``run(_:environment:stdin:stdout:stderr:timeout:)`` with `body`, which runs once the child
-    /// has started, alongside it (to feed or read its streams). The child is waited for after
-    /// `body` returns. An error `body` throws stops the child (``teardown``) and is rethrown.
+    /// ``run(_:environment:stdin:stdout:stderr:timeout:clock:)`` with `body`, which runs once the
+    /// child has started, alongside it (to feed or read its streams). The child is waited for
+    /// after `body` returns. An error `body` throws stops the child (``teardown``) and is rethrown.
     static func run(_ argv: [String], environment: [String: String], stdin: Stream, stdout: Stream, stderr: Stream, timeout: Duration?,
+                    clock: some Clock<Duration> = ContinuousClock(),
                     body: @escaping @Sendable (ProcessIdentifier) async throws -> Void) async throws -> CommandOutcome {
         let spawn: Spawn
         do throws(SpawnError) { spawn = try Spawn(argv, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr) } catch {
             return .failedToStart(error.reason)
         }
         let input: FileDescriptorInput = .fileDescriptor(.init(rawValue: spawn.stdin ?? -1), closeAfterSpawningProcess: stdin.closesAfterSpawn)
-        return try await run(spawn, input: input, timeout: timeout) { try await body($0.processIdentifier) }
+        return try await run(spawn, input: input, timeout: timeout, clock: clock) { try await body($0.processIdentifier) }
     }
 
-    /// ``run(_:environment:stdin:stdout:stderr:timeout:)`` with `body`, which writes the child's
-    /// standard input (``StandardInputWriter``).
+    /// ``run(_:environment:stdin:stdout:stderr:timeout:clock:)`` with `body`, which writes the
+    /// child's standard input (``StandardInputWriter``).
     static func run(_ argv: [String], environment: [String: String], stdout: Stream, stderr: Stream, timeout: Duration?,
+                    clock: some Clock<Duration> = ContinuousClock(),
                     writingInput body: @escaping @Sendable (StandardInputWriter) async throws -> Void) async throws -> CommandOutcome {
         let spawn: Spawn
         do throws(SpawnError) { spawn = try Spawn(argv, environment: environment, stdin: nil, stdout: stdout, stderr: stderr) } catch {
             return .failedToStart(error.reason)
         }
-        return try await run(spawn, input: .inputWriter, timeout: timeout) { try await body($0.standardInputWriter) }
+        return try await run(spawn, input: .inputWriter, timeout: timeout, clock: clock) { try await body($0.standardInputWriter) }
     }
 
     /// The core of every run: spawns with swift-subprocess, runs `body` with the execution, waits.
-    /// A timeout cancels the run, and swift-subprocess stops a cancelled run's child with the
-    /// configuration's teardown sequence (``teardown``) before it returns: one policy for timeouts
-    /// and cancellation. Errors of `body` are rethrown (after the timeout: `.timedOut`); a child
-    /// that could not be started is `.failedToStart`.
-    private static func run<Input: InputProtocol>(_ spawn: Spawn, input: Input, timeout: Duration?,
+    /// A timeout (a sleep on `clock`) cancels the run, and swift-subprocess stops a cancelled
+    /// run's child with the configuration's teardown sequence (``teardown``) before it returns:
+    /// one policy for timeouts and cancellation. Errors of `body` are rethrown (after the timeout:
+    /// `.timedOut`); a child that could not be started is `.failedToStart`.
+    private static func run<Input: InputProtocol>(_ spawn: Spawn, input: Input, timeout: Duration?, clock: some Clock<Duration>,
                                                   body: @escaping @Sendable (Execution<Input, FileDescriptorOutput, FileDescriptorOutput>) async throws -> Void) async throws -> CommandOutcome {
         let started = StartFlag()
         let finish = await withTaskGroup(of: Finish.self) { group in
@@ -100,7 +103,7 @@ public enum ChildProcess {
             }
             if let timeout {
                 group.addTask {
-                    do { try await Task.sleep(for: timeout) } catch { return .timerCancelled }
+                    do { try await clock.sleep(until: clock.now.advanced(by: timeout), tolerance: nil) } catch { return .timerCancelled }
                     return .timedOut
                 }
             }
@@ -135,7 +138,7 @@ public enum ChildProcess {
         case timerCancelled
     }
 
-    /// Starts `argv` as ``run(_:environment:stdin:stdout:stderr:timeout:)`` does, with stdin
+    /// Starts `argv` as ``run(_:environment:stdin:stdout:stderr:timeout:clock:)`` does, with stdin
     /// `/dev/null` and its standard output and error on `output`, and returns its process ID once
     /// it runs, without waiting for it to exit: for the apps the agent launches.
     ///

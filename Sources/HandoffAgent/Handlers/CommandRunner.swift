@@ -30,7 +30,12 @@ public enum CommandOutcome: Sendable, Equatable {
 /// timeout the command is stopped by the children's one teardown policy (``ChildProcess/teardown``):
 /// SIGTERM to its whole process group, then SIGKILL two seconds later.
 public struct CommandRunner: Sendable {
-    public init() {
+    /// The clock the timeouts run on: the continuous clock, a test's manual one.
+    public var clock: any Clock<Duration>
+
+    /// A runner whose timeouts run on `clock`.
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
         // A command that exits without reading its input must not kill the agent: writes to its
         // closed pipe fail with EPIPE instead of raising SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
@@ -41,16 +46,19 @@ public struct CommandRunner: Sendable {
     /// descriptor of the agent's but its standard streams (``ChildProcess``). The command's
     /// output joins the agent's standard error, i.e. its log.
     public func run(_ argv: [String], input: [UInt8], environment: [String: String], timeout: Duration) async -> CommandOutcome {
+        // `self.clock`: a bare `clock` would also name Glibc's clock(), and Swift opens the
+        // existential only for an unambiguous name.
         let environment = ChildEnvironment.current(adding: environment)
         // An input that fits the pipe's buffer (an activity is a few KB) is written before the
         // spawn: no writer, no I/O registration, while the command runs.
         if let stdin = Self.filledPipe(input) {
             return await ChildProcess.run(argv, environment: environment, stdin: .descriptor(stdin, closeAfterSpawn: true),
-                                          stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout)
+                                          stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout, clock: self.clock)
         }
         do {
             return try await ChildProcess.run(argv, environment: environment,
-                                              stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout) { stdin in
+                                              stdout: .descriptor(STDERR_FILENO), stderr: .descriptor(STDERR_FILENO), timeout: timeout,
+                                              clock: self.clock) { stdin in
                 // A command may exit without reading its input: the write then fails (EPIPE), and
                 // the outcome is still how the command ended.
                 _ = try? await stdin.write(input)
