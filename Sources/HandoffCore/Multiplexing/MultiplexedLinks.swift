@@ -53,7 +53,8 @@ public final class MultiplexedLinks: Sendable {
     public enum Link: Sendable {
         /// The shared connection.
         case multiplexed(MultiplexedConnection)
-        /// The peer does not multiplex: fetch the way it understands.
+        /// The peer does not multiplex (or the opening this caller joined has just ended): fetch
+        /// the way of a connection of its own.
         case plain
         /// The opening failed (the same failure for everyone who waited for it).
         case failed(LinkFailure)
@@ -104,9 +105,6 @@ public final class MultiplexedLinks: Sendable {
             if let link = found.0 { return link }
             (id, opens) = (found.1, found.2)
         }
-        if opens {
-            Task { self.opened(await open(), for: endpoint) }
-        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Link, Never>) in
                 let settled = state.withLock { s -> Link? in
@@ -117,10 +115,14 @@ public final class MultiplexedLinks: Sendable {
                         s.slots[endpoint] = .opening(waiters: waiters)
                         return nil
                     case .open(let connection): return .multiplexed(connection)
-                    case .plain: return .plain
-                    case nil: return .failed(.closed)
+                    // Settled between the two looks: a failure is not kept, so this caller
+                    // fetches the way of a connection of its own, which reports its own.
+                    case .plain, nil: return .plain
                     }
                 }
+                // Started once the opener waits (its own result cannot pass it by), and even when
+                // the opener was cancelled: the others may wait for it.
+                if opens { Task { self.opened(await open(), for: endpoint) } }
                 if let settled { waiter.resume(returning: settled) }
             }
         } onCancel: {
