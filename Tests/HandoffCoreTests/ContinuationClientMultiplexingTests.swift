@@ -67,6 +67,24 @@ struct ContinuationClientMultiplexingTests {
         #expect(pool.idleCount() <= 2)
     }
 
+    @Test("the shared connection drops with fetches in flight: each is made once more on a connection of its own, and succeeds")
+    func dropWithFetchesInFlight() async throws {
+        let activity = ContinuationClientTests.activity()
+        let table = InMemoryActivityTable([activity])
+        var holding = InMemorySource.agent(table, hello: Self.multiplexingSource)
+        holding.holdBackAfterFrames = 1  // the hello goes out; every answer is held back
+        let connector = InMemoryConnector(source: holding)
+        let (client, _) = Self.client(connector, clock: ManualClock())
+        try await withThrowingTaskGroup(of: Activity.self) { group in
+            for _ in 0..<5 { group.addTask { try await ContinuationClientTests.fetch(client).get() } }
+            while connector.connections.first.map({ $0.framesFromClient.filter { $0.kind == .request }.count }) != 5 { await Task.yield() }
+            connector.setBehavior(.source(.agent(table, hello: Self.multiplexingSource)))
+            connector.connections[0].closeFromSource()
+            for try await fetched in group { #expect(fetched.userInfo == activity.userInfo) }
+        }
+        #expect(connector.connections.count == 6, "the shared one, then one for each fetch it left unanswered")
+    }
+
     @Test("a source that refuses the device: every waiting fetch fails with its code, as on a connection of its own")
     func refusedOpening() async throws {
         let refusal = PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue, message: "not paired").frame
