@@ -170,7 +170,7 @@ public actor Agent {
         let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         self.agentID = agentID
         self.instanceName = "handoff-" + agentID.prefix(12)
-        self.hello = PeerHello(agentID: agentID, name: configuration.name)
+        self.hello = PeerHello(agentID: agentID, name: configuration.name, multiplexing: true)
         self.directory = PeerDirectory(ownAgentID: agentID)
         let publishedFile = security.stateDirectory.map(PublishedActivitiesFile.init(stateDirectory:))
         self.publishedFile = publishedFile
@@ -190,7 +190,8 @@ public actor Agent {
             name: instanceName, serviceType: configuration.serviceType, port: UInt16(port), txtRecord: sealing.txtRecord, logger: logger)
         self.wideAreaRegistrar = Self.wideAreaRegistrar(configuration, instanceName: instanceName, port: port, txtRecord: sealing.txtRecord,
                                                         logger: logger, wallClock: wallClock)
-        let pool = IdleConnectionPool(clock: timeline)
+        // One multiplexed connection per peer for fetches and `continued` notices (docs/PROTOCOL.md).
+        let pool = IdleConnectionPool(policy: .init(multiplexing: true), clock: timeline)
         self.fetchPool = pool
         self.client = ContinuationClient(
             connector: transport, clock: timeline, hello: hello,

@@ -163,6 +163,9 @@ public final class InMemoryFrameConnection: FrameConnection {
         case .lookUp(let request):
             let found = table.activity(id: request.activityID)
             apply(s.machine.lookedUp(found, request: request, now: source.now), table: table, &s)
+        case .lookUpTagged(let id, let request):
+            let answer = s.machine.answer(table.activity(id: request.activityID), request: request, now: source.now)
+            emit(answer.map { TaggedFrame(id: id, frame: $0).wrapped(as: .reply) }, &s)
         case .notifyContinued:
             break  // as the agent: noted, and the connection stays open for the next fetch
         case .openStreams, .receiveOpen, .receiveFiles, .pair, .exchangeKeys, .subscribeAdvertisements, .announced, .saidGoodbye, .search, .serveClipboard:

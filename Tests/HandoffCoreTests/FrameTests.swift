@@ -47,11 +47,13 @@ struct FrameTests {
         #expect(FrameKind.opened.rawValue == 0x0C)
         #expect(FrameKind.known == [.hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted,
                                     .streamData, .streamEnd, .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm,
-                                    .keys, .ping, .pong, .subscribe, .advertisement, .announce, .goodbye, .searchRequest, .searchResults,
+                                    .keys, .ping, .pong, .subscribe, .advertisement, .announce, .goodbye, .request, .reply, .searchRequest, .searchResults,
                                     .controlRequest, .controlResponse, .clipboardFetch, .clipboardItem,
                                     .fileOffer, .fileAnswer, .fileEnd, .fileReceived])
         #expect(FrameKind.announce.rawValue == 0x39 && FrameKind.announce.description == "announce")
         #expect(FrameKind.goodbye.rawValue == 0x3A && FrameKind.goodbye.description == "goodbye")
+        #expect(FrameKind.request.rawValue == 0x3B && FrameKind.request.description == "request")
+        #expect(FrameKind.reply.rawValue == 0x3C && FrameKind.reply.description == "reply")
         #expect(FrameKind.searchRequest.rawValue == 0x50 && FrameKind.searchResults.rawValue == 0x51)
         #expect(FrameKind.searchRequest.description == "searchRequest" && FrameKind.searchResults.description == "searchResults")
         #expect(FrameKind.pairRequest.rawValue == 0x30 && FrameKind.keys.rawValue == 0x34)

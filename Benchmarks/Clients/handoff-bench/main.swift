@@ -3,14 +3,16 @@
 //
 //   publish   --socket S [--bytes 3000] [--title T]             publish an activity, print its ID
 //   continue  [--socket S] --id ID --count N [--warmup W]       continue over the control socket
-//   fetch     --host H --port P --peer-id D --state DIR --id ID --count N [--concurrency C] [--warmup W] [--notify] [--reuse]
+//   fetch     --host H --port P --peer-id D --state DIR --id ID --count N [--concurrency C] [--warmup W] [--notify] [--reuse] [--multiplex]
 //                                                               fetch from a peer port, like an agent:
 //                                                               TLS as the device whose identity is in
 //                                                               DIR (a paired host's stateDirectory),
 //                                                               pinned to device ID D (--notify: then
 //                                                               tell the source, as the agent does;
 //                                                               --reuse: keep connections between
-//                                                               fetches, as the agent does)
+//                                                               fetches; --multiplex: all fetches
+//                                                               on one multiplexed connection, as
+//                                                               the agent does)
 //   rtt       [--socket S] [--command status] --count N         control-socket round trips
 //   spawn     --count N [--warmup W] [--via runner|child|child-no-timeout|subprocess|posix]
 //                                                               run the handler `true` as the agent does
@@ -101,14 +103,14 @@ func timedCalls(socket: String, count: Int, warmup: Int, _ call: (ControlConnect
 // MARK: - fetch (the agent-to-agent path)
 
 func runFetch(host: String, port: Int, peerID: DeviceID, state: String, id: UUID, count: Int, concurrency: Int, warmup: Int,
-              notify: Bool = false, reuse: Bool = false) async throws -> Samples {
+              notify: Bool = false, reuse: Bool = false, multiplex: Bool = false) async throws -> Samples {
     let identity = try DeviceIdentity.loadOrCreate(directory: state, commonName: "handoff-bench")
     let tls = PeerClientTLS(tls: try PeerTLS(identity: identity), registry: nil)
     let connector = TCPPeerConnector(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: .seconds(2), tls: tls)
     let client = ContinuationClient(
         connector: connector, clock: ContinuousClock(), hello: benchHello, limits: FrameLimits(maxUserInfoBytes: 3072),
         timeouts: ContinuationTimeouts(connect: .seconds(2), fetch: .seconds(5)),
-        pool: reuse ? IdleConnectionPool(clock: ContinuousClock()) : nil)
+        pool: reuse || multiplex ? IdleConnectionPool(policy: .init(multiplexing: multiplex), clock: ContinuousClock()) : nil)
     let endpoint = PeerEndpoint(host: host, port: port, expectedIdentity: peerID.bytes)
     // Warm-up: sequential.
     for _ in 0..<warmup {
@@ -692,7 +694,7 @@ func run() async throws {
             host: try args.string("host"), port: try args.int("port"), peerID: try peerID(), state: try args.string("state"),
             id: id, count: try args.int("count"),
             concurrency: try args.int("concurrency", default: 1), warmup: try args.int("warmup", default: 20),
-            notify: args.flag("notify"), reuse: args.flag("reuse")
+            notify: args.flag("notify"), reuse: args.flag("reuse"), multiplex: args.flag("multiplex")
         ).printJSON()
     case "spawn":
         guard let via = SpawnPath(rawValue: try args.string("via", default: SpawnPath.runner.rawValue)) else {

@@ -26,6 +26,9 @@ struct AgentFetchAnswering: FetchAnswering {
     let agent: Agent
     let outbound: NIOAsyncChannelOutboundWriter<Frame>
     let saving: any ActivitySaving
+    /// The request ID of a fetch on a multiplexed connection: its frames go as `reply` frames
+    /// tagged with it. Nil on a connection that carries one fetch at a time.
+    var tag: UInt32? = nil
 
     var servesConnection: Bool { true }
 
@@ -34,7 +37,8 @@ struct AgentFetchAnswering: FetchAnswering {
     }
 
     func send(_ frames: [Frame], answering request: FetchRequest) async throws {
-        try await outbound.write(contentsOf: frames)
+        guard let tag else { return try await outbound.write(contentsOf: frames) }
+        try await outbound.write(contentsOf: frames.map { TaggedFrame(id: tag, frame: $0).wrapped(as: .reply) })
     }
 }
 
@@ -94,9 +98,10 @@ extension FaultPlan {
 
 extension Agent {
     /// How the fetches on `connection` are answered now: from the activities, through the
-    /// faults set at this moment if any touch fetches or how apps save.
-    func fetchAnswering(on connection: FrameServer.Connection, logger: Logger) -> any FetchAnswering {
-        let plain = AgentFetchAnswering(agent: self, outbound: connection.outbound, saving: faults.activitySaving)
+    /// faults set at this moment if any touch fetches or how apps save. With a `tag`, the one
+    /// fetch of that request ID on a multiplexed connection.
+    func fetchAnswering(on connection: FrameServer.Connection, logger: Logger, tag: UInt32? = nil) -> any FetchAnswering {
+        let plain = AgentFetchAnswering(agent: self, outbound: connection.outbound, saving: faults.activitySaving, tag: tag)
         guard faults.touchesFetches else { return plain }
         return FaultyFetchAnswering(base: plain, faults: faults, limitOutbound: { await connection.limitOutbound(toBytes: $0) }, clock: clock,
                                     logger: logger, remote: connection.remoteAddress.map { "\($0)" } ?? "unknown")

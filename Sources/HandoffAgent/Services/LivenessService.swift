@@ -91,6 +91,8 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 }
             }
             connections.removeAll()
+            // The fetch connections kept to peers close with the agent too.
+            agent.fetchPool.discardAll()
         }
     }
 

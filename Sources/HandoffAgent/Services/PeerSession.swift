@@ -11,6 +11,9 @@ import Foundation
 /// The source side of one peer connection: the handshake, then fetches answered from the
 /// agent's activities. Malformed input ends only this connection.
 public enum PeerSession {
+    /// The fetches a multiplexed connection has answered at once, at most; more wait unread.
+    public static let maxRequestsInFlight = 64
+
     /// One peer connection: handshake, then fetches.
     ///
     /// Only a paired device (by the certificate it presented in TLS) gets past the handshake; any
@@ -32,6 +35,7 @@ public enum PeerSession {
         // the peer gives itself in hello.
         let trustedName = await agent.trustedName(of: peerID)
         var machine = SourceSessionStateMachine(hello: paired ? agent.hello : PeerHello(agentID: "-", name: "-"))
+        let slots = RequestSlots(capacity: maxRequestsInFlight)
         var next: Frame? = first
         // A child task pushes the advertisement to a peer that subscribed, beside the pongs this
         // loop writes; it ends with the session.
@@ -57,9 +61,12 @@ public enum PeerSession {
                     logger.info("refused a frame from a device no longer paired", metadata: [
                         "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
                     ])
+                    let refusal = PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
+                        message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame
                     if frame.kind == .fetch {
-                        try await connection.outbound.write(PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
-                            message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame)
+                        try await connection.outbound.write(refusal)
+                    } else if frame.kind == .request, let tagged = try? TaggedFrame(unwrapping: frame) {
+                        try await connection.outbound.write(TaggedFrame(id: tagged.id, frame: refusal).wrapped(as: .reply))
                     }
                     return
                 }
@@ -84,6 +91,14 @@ public enum PeerSession {
                         "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
                     ])
                     try await answering.send(frames, answering: request)
+                case .lookUpTagged(let id, let request):
+                    // At the cap, no frame more is read until an answer is out: backpressure.
+                    await slots.acquire()
+                    let answers = machine
+                    children.addTask {
+                        defer { slots.release() }
+                        try await answerTagged(request, id: id, with: answers, on: connection, agent: agent, logger: logger)
+                    }
                 case .notifyContinued(let request):
                     // The connection stays open: the continuing agent may reuse it for its next fetch.
                     await agent.activityWasContinued(request, by: peerName)
@@ -149,5 +164,26 @@ public enum PeerSession {
                 next = try await inbound.next()
             }
         }
+    }
+
+    /// Answers one fetch of a multiplexed connection, beside the others in flight: as
+    /// ``serve(_:agent:logger:)`` answers a fetch, its frames tagged with the request's ID.
+    private static func answerTagged(_ request: FetchRequest, id: UInt32, with machine: SourceSessionStateMachine,
+                                     on connection: FrameServer.Connection, agent: Agent, logger: Logger) async throws {
+        let answering = await agent.fetchAnswering(on: connection, logger: logger, tag: id)
+        guard answering.servesConnection else {
+            connection.close()  // as a fetch on a connection of its own: refused, closed
+            return
+        }
+        let frames: [Frame]
+        switch try await answering.lookUp(request) {
+        case .success(let found): frames = machine.answer(found?.0, source: found?.1, request: request, now: agent.wallClock())
+        case .failure(let error): frames = [PeerMessage.error(code: error.code.rawValue, message: error.message).frame]
+        }
+        logger.info("serving fetch", metadata: [
+            "handoff.remote": "\(connection.remoteAddress.map { "\($0)" } ?? "unknown")", "handoff.id": "\(request.activityID)",
+            "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)", "handoff.request": "\(id)",
+        ])
+        try await answering.send(frames, answering: request)
     }
 }

@@ -46,11 +46,17 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
 
     /// Fetches one activity with the identity of the app that published it.
     ///
-    /// With a ``pool``, an idle connection to the peer is used first (the fetch alone, one round
+    /// With a ``pool`` that multiplexes (``IdleConnectionPool/links``), the fetch goes on the one
+    /// connection kept to the peer, beside any others in flight, with no handshake once it is
+    /// open; a peer that does not multiplex, or a shared connection that ends before answering,
+    /// sends the fetch the way below. With a ``pool``, an idle connection to the peer is used first (the fetch alone, one round
     /// trip); if it turns out to have broken while idle (closed or failing before any answer),
     /// the fetch is made again on a fresh connection, so a stale connection never costs a
     /// failure. A connection that delivered goes back to the pool.
     public func fetchActivity(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String) async -> Result<FetchedActivity, HandoffError> {
+        if let links = pool?.links, let result = await multiplexedFetch(request, from: endpoint, peerName: peerName, links: links) {
+            return result
+        }
         var machine = ContinuationStateMachine(request: request, hello: hello, peerName: peerName)
         _ = machine.start()
         if let pooled = pool?.take(endpoint),
@@ -120,6 +126,7 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
     /// happened, so a failure is only logged.
     public func notifyContinued(_ request: FetchRequest, at endpoint: PeerEndpoint) async -> HandoffError? {
         let notice = PeerMessage.continued(request).frame
+        if let links = pool?.links, await notifyContinuedMultiplexed(notice, at: endpoint, links: links) { return nil }
         if let pool, let pooled = pool.take(endpoint) {
             do {
                 try await pooled.send([notice])
@@ -147,7 +154,7 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         }
     }
 
-    private static func error(_ action: ContinuationStateMachine.Action) -> HandoffError {
+    static func error(_ action: ContinuationStateMachine.Action) -> HandoffError {
         if case .fail(let code, let message) = action { return HandoffError(code, message) }
         return .handoffFailed("internal error: the continuation ended in an unexpected state")
     }

@@ -19,10 +19,19 @@ public final class IdleConnectionPool<C: Clock>: Sendable where C.Duration == Du
         /// An idle connection older than this is closed instead of reused.
         public var idleTimeout: Duration
 
-        public init(maxIdlePerPeer: Int = 2, idleTimeout: Duration = .seconds(30)) {
+        /// Whether fetches go on one multiplexed connection per peer (``IdleConnectionPool/links``)
+        /// where the peer takes them.
+        public var multiplexing: Bool
+
+        public init(maxIdlePerPeer: Int = 2, idleTimeout: Duration = .seconds(30), multiplexing: Bool = false) {
             self.maxIdlePerPeer = maxIdlePerPeer
             self.idleTimeout = idleTimeout
+            self.multiplexing = multiplexing
         }
+    }
+
+    private struct WeakPool {
+        weak var pool: IdleConnectionPool?
     }
 
     private struct Entry {
@@ -34,6 +43,10 @@ public final class IdleConnectionPool<C: Clock>: Sendable where C.Duration == Du
     private let clock: C
     private let closer: @Sendable ([any FrameConnection]) -> Void
     private let idle = Mutex<[PeerEndpoint: [Entry]]>([:])
+    /// The one multiplexed connection kept to each peer that takes multiplexed requests, with
+    /// ``Policy/multiplexing``; nil otherwise. It stays open while the peer does: the idle
+    /// timeout is for the connections that serve one fetch at a time.
+    public let links: MultiplexedLinks?
 
     /// - Parameters:
     ///   - closer: closes connections the pool lets go, off the caller's path. The default
@@ -43,6 +56,12 @@ public final class IdleConnectionPool<C: Clock>: Sendable where C.Duration == Du
         self.policy = policy
         self.clock = clock
         self.closer = closer
+        // A peer that turns out not to multiplex leaves its connection here, for fetches one at a time.
+        let plain = Mutex(WeakPool())
+        self.links = policy.multiplexing ? MultiplexedLinks(keepPlain: { connection, endpoint in
+            if let pool = plain.withLock({ $0.pool }) { pool.put(connection, for: endpoint) } else { closer([connection]) }
+        }) : nil
+        plain.withLock { $0.pool = self }
     }
 
     /// The most recently returned idle connection to `endpoint`, or nil. The caller owns it.
@@ -81,8 +100,10 @@ public final class IdleConnectionPool<C: Clock>: Sendable where C.Duration == Du
         if !expired.isEmpty { closer(expired) }
     }
 
-    /// Closes the idle connections to the endpoints that match (a peer found unreachable, say).
+    /// Closes the idle connections, and the multiplexed ones, to the endpoints that match (a
+    /// peer found unreachable, say).
     public func discard(where matches: (PeerEndpoint) -> Bool) {
+        links?.discard(where: matches)
         let dropped = idle.withLock { idle -> [any FrameConnection] in
             let keys = idle.keys.filter(matches)
             return keys.flatMap { idle.removeValue(forKey: $0)?.map(\.connection) ?? [] }
@@ -93,12 +114,14 @@ public final class IdleConnectionPool<C: Clock>: Sendable where C.Duration == Du
     /// Closes every idle connection (the agent is stopping).
     public func discardAll() { discard { _ in true } }
 
-    /// How many idle connections the pool holds to `endpoint` (all endpoints when nil).
+    /// How many connections the pool keeps to `endpoint` (all endpoints when nil): the idle
+    /// ones, and the open multiplexed one.
     public func idleCount(_ endpoint: PeerEndpoint? = nil) -> Int {
-        idle.withLock { idle in
+        let kept = idle.withLock { idle in
             if let endpoint { return idle[endpoint]?.count ?? 0 }
             return idle.values.reduce(0) { $0 + $1.count }
         }
+        return kept + (links?.count(endpoint) ?? 0)
     }
 
     private static func removeExpired(_ idle: inout [PeerEndpoint: [Entry]], now: C.Instant, timeout: Duration) -> [any FrameConnection] {

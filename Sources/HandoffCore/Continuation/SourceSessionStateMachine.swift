@@ -12,6 +12,10 @@ public struct SourceSessionStateMachine: Sendable {
         case send([Frame])
         /// Look the activity up, then call ``lookedUp(_:source:request:now:)``.
         case lookUp(FetchRequest)
+        /// A fetch on a multiplexed connection: look the activity up beside the others in flight
+        /// (within the connection's cap), send ``answer(_:source:request:now:)`` as `reply` frames
+        /// tagged `id`, and keep reading meanwhile.
+        case lookUpTagged(id: UInt32, FetchRequest)
         /// The peer continued an activity of ours: tell its app, and keep reading (the peer may
         /// keep the connection for its next fetch).
         case notifyContinued(FetchRequest)
@@ -55,6 +59,8 @@ public struct SourceSessionStateMachine: Sendable {
     private var subscribed = false
     /// Whether the peer announced itself on this connection (once only).
     private var announced = false
+    /// Whether the hellos agreed on multiplexed requests.
+    public private(set) var multiplexing = false
     private let hello: PeerHello
     private let agentName: String
 
@@ -72,6 +78,7 @@ public struct SourceSessionStateMachine: Sendable {
     }
 
     public mutating func received(_ frame: Frame) -> Action {
+        if frame.kind == .request { return receivedTagged(frame) }
         let message: PeerMessage
         do { message = try PeerMessage(frame: frame) } catch { return close("malformed frame: \(error)") }
         switch (state, message) {
@@ -83,6 +90,8 @@ public struct SourceSessionStateMachine: Sendable {
             state = .ready(peer: theirs)
             var answer = hello
             answer.versions = [version]
+            answer.multiplexing = hello.multiplexing && theirs.multiplexing
+            multiplexing = answer.multiplexing
             return .send([PeerMessage.hello(answer).frame])
         case (.ready(let peer), .fetch(let request)):
             state = .lookingUp(peer: peer)
@@ -131,18 +140,39 @@ public struct SourceSessionStateMachine: Sendable {
     public mutating func lookedUp(_ activity: Activity?, source: AppIdentity? = nil, request: FetchRequest, now: Date) -> Action {
         guard case .lookingUp(let peer) = state else { return close("lookup finished in the wrong state") }
         state = .ready(peer: peer)
+        return .send(answer(activity, source: source, request: request, now: now))
+    }
+
+    /// The answer to a fetch: the activity's fields and its userInfo, or the coded error when
+    /// there is none by that ID (nil) or it is no longer offered.
+    public func answer(_ activity: Activity?, source: AppIdentity? = nil, request: FetchRequest, now: Date) -> [Frame] {
         guard let activity else {
-            return .send([PeerMessage.error(code: HandoffError.Code.userActivityHandoffFailed.rawValue,
-                message: "activity \(request.activityID) is no longer offered by \(agentName): it was resigned or its agent restarted").frame])
+            return [PeerMessage.error(code: HandoffError.Code.userActivityHandoffFailed.rawValue,
+                message: "activity \(request.activityID) is no longer offered by \(agentName): it was resigned or its agent restarted").frame]
         }
         guard activity.isOffered(at: now) else {
             let why = activity.isExpired(at: now) ? "it expired" : "it is not eligible for handoff"
-            return .send([PeerMessage.error(code: HandoffError.Code.userActivityHandoffFailed.rawValue,
-                message: "activity \(activity.activityType) on \(agentName) is no longer offered: \(why)").frame])
+            return [PeerMessage.error(code: HandoffError.Code.userActivityHandoffFailed.rawValue,
+                message: "activity \(activity.activityType) on \(agentName) is no longer offered: \(why)").frame]
         }
         var fields = activity
         fields.userInfo = [:]
-        return .send([PeerMessage.activity(fields, source: source).frame, PeerMessage.userInfo(activity.transferredUserInfo).frame])
+        return [PeerMessage.activity(fields, source: source).frame, PeerMessage.userInfo(activity.transferredUserInfo).frame]
+    }
+
+    /// A `request` frame: a fetch on a connection whose hellos agreed on multiplexing.
+    private mutating func receivedTagged(_ frame: Frame) -> Action {
+        guard case .ready = state, multiplexing else { return close("unexpected request frame") }
+        let tagged: TaggedFrame
+        let message: PeerMessage
+        do {
+            tagged = try TaggedFrame(unwrapping: frame)
+            message = try PeerMessage(frame: tagged.frame)
+        } catch {
+            return close("malformed frame: \(error)")
+        }
+        guard case .fetch(let request) = message else { return close("unexpected \(tagged.frame.kind) frame in a request") }
+        return .lookUpTagged(id: tagged.id, request)
     }
 
     /// The activity could not be prepared (its app did not save it in time, say): answer the

@@ -51,6 +51,12 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let announce = FrameKind(rawValue: 0x39)
     /// A paired agent that stops tells the other, on its liveness connection, before it closes it.
     public static let goodbye = FrameKind(rawValue: 0x3A)
+    /// Continuing agent, on a multiplexed connection: a request ID and a request frame (`fetch`);
+    /// many may be in flight (``TaggedFrame``, docs/PROTOCOL.md "Multiplexed requests").
+    public static let request = FrameKind(rawValue: 0x3B)
+    /// Source agent, on a multiplexed connection: a request ID and one frame of that request's
+    /// answer (`activity`, `userInfo` or `error`), in any order between requests.
+    public static let reply = FrameKind(rawValue: 0x3C)
     /// A paired agent asks for the saved activities that match a query (`handoff search --devices all`).
     public static let searchRequest = FrameKind(rawValue: 0x50)
     /// The answer to `searchRequest`: saved activities, best first.
@@ -76,7 +82,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Every kind a v1 decoder accepts.
     public static let known: Set<FrameKind> = [
         .hello, .fetch, .activity, .userInfo, .error, .continued, .streamOpen, .streamAccepted, .streamData, .streamEnd,
-        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .announce, .goodbye, .searchRequest, .searchResults, .controlRequest, .controlResponse,
+        .open, .opened, .pairRequest, .pairNonce, .pairReveal, .pairConfirm, .keys, .ping, .pong, .subscribe, .advertisement, .announce, .goodbye, .request, .reply, .searchRequest, .searchResults, .controlRequest, .controlResponse,
         .clipboardFetch, .clipboardItem, .fileOffer, .fileAnswer, .fileEnd, .fileReceived,
     ]
 
@@ -108,6 +114,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .advertisement: "advertisement"
         case .announce: "announce"
         case .goodbye: "goodbye"
+        case .request: "request"
+        case .reply: "reply"
         case .searchRequest: "searchRequest"
         case .searchResults: "searchResults"
         case .clipboardFetch: "clipboardFetch"

@@ -17,11 +17,16 @@ public struct PeerHello: Sendable, Hashable {
     public var agentID: String
     /// The sender's agent name.
     public var name: String
+    /// Whether the sender takes multiplexed requests (`request` and `reply` frames, each with a
+    /// request ID) on this connection. A source answers true only when the client said true and
+    /// it takes them too; an agent that does not know the field ignores it and answers without.
+    public var multiplexing: Bool
 
-    public init(versions: [Int] = PeerHello.supportedVersions, agentID: String, name: String) {
+    public init(versions: [Int] = PeerHello.supportedVersions, agentID: String, name: String, multiplexing: Bool = false) {
         self.versions = versions
         self.agentID = agentID
         self.name = name
+        self.multiplexing = multiplexing
     }
 
     /// The highest version both sides speak, or nil.
@@ -162,12 +167,14 @@ public enum PeerMessage: Sendable, Hashable {
     public var frame: Frame {
         switch self {
         case .hello(let h):
-            return Frame(kind: .hello, payload: PropertyListBinaryCoding.encode([
+            var fields: [String: PropertyListValue] = [
                 "protocol": .string(PeerHello.protocolName),
                 "versions": .array(h.versions.map { .integer(Int64($0)) }),
                 "agentID": .string(h.agentID),
                 "name": .string(h.name),
-            ]))
+            ]
+            if h.multiplexing { fields["multiplexing"] = .bool(true) }
+            return Frame(kind: .hello, payload: PropertyListBinaryCoding.encode(fields))
         case .fetch(let f):
             return Frame(kind: .fetch, payload: PropertyListBinaryCoding.encode([
                 "activityID": .uuid(f.activityID), "continuationID": .uuid(f.continuationID),
@@ -269,7 +276,9 @@ public enum PeerMessage: Sendable, Hashable {
                 guard case .integer(let i) = v, i > 0, i < 1 << 16 else { throw malformed("invalid version") }
                 versions.append(Int(i))
             }
-            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name))
+            var multiplexing = false
+            if case .bool(true)? = fields["multiplexing"] { multiplexing = true }
+            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name, multiplexing: multiplexing))
         case .fetch, .continued:
             guard case .uuid(let activityID)? = fields["activityID"], case .uuid(let continuationID)? = fields["continuationID"] else {
                 throw malformed("missing activityID or continuationID")
