@@ -191,7 +191,8 @@ public actor Agent {
         self.wideAreaRegistrar = Self.wideAreaRegistrar(configuration, instanceName: instanceName, port: port, txtRecord: sealing.txtRecord,
                                                         logger: logger, wallClock: wallClock)
         // One multiplexed connection per peer for fetches and `continued` notices (docs/PROTOCOL.md).
-        let pool = IdleConnectionPool(policy: .init(multiplexing: true), clock: timeline)
+        let pool = IdleConnectionPool(policy: .init(multiplexing: true), clock: timeline,
+                                      background: BackgroundSpawner { [background] work, ifStopped in background.spawn(work, ifStopped: ifStopped) })
         self.fetchPool = pool
         self.client = ContinuationClient(
             connector: transport, clock: timeline, hello: hello,

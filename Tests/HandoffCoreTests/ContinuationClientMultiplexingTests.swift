@@ -17,7 +17,7 @@ struct ContinuationClientMultiplexingTests {
     static let multiplexingSource = PeerHello(agentID: "source-agent-id", name: "Source", multiplexing: true)
 
     static func client(_ connector: InMemoryConnector, clock: ManualClock) -> (ContinuationClient<ManualClock>, IdleConnectionPool<ManualClock>) {
-        let pool = IdleConnectionPool(policy: .init(multiplexing: true), clock: clock)
+        let pool = IdleConnectionPool(policy: .init(multiplexing: true), clock: clock, background: .tasks)
         return (ContinuationClient(connector: connector, clock: clock, hello: Fixtures.hello(), limits: FrameLimits(),
                                    timeouts: ContinuationClientTests.timeouts, pool: pool), pool)
     }

@@ -27,7 +27,7 @@ struct IdleConnectionPoolTests {
     }
 
     static func pool(clock: ManualClock, closed: Closed = Closed(), maxIdle: Int = 2) -> IdleConnectionPool<ManualClock> {
-        IdleConnectionPool(policy: .init(maxIdlePerPeer: maxIdle, idleTimeout: .seconds(30)), clock: clock) { closed.record($0) }
+        IdleConnectionPool(policy: .init(maxIdlePerPeer: maxIdle, idleTimeout: .seconds(30)), clock: clock, background: .tasks) { closed.record($0) }
     }
 
     static func client(_ connector: InMemoryConnector, clock: ManualClock, pool: IdleConnectionPool<ManualClock>) -> ContinuationClient<ManualClock> {

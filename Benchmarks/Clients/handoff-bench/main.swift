@@ -110,7 +110,7 @@ func runFetch(host: String, port: Int, peerID: DeviceID, state: String, id: UUID
     let client = ContinuationClient(
         connector: connector, clock: ContinuousClock(), hello: benchHello, limits: FrameLimits(maxUserInfoBytes: 3072),
         timeouts: ContinuationTimeouts(connect: .seconds(2), fetch: .seconds(5)),
-        pool: reuse || multiplex ? IdleConnectionPool(policy: .init(multiplexing: multiplex), clock: ContinuousClock()) : nil)
+        pool: reuse || multiplex ? IdleConnectionPool(policy: .init(multiplexing: multiplex), clock: ContinuousClock(), background: .tasks) : nil)
     let endpoint = PeerEndpoint(host: host, port: port, expectedIdentity: peerID.bytes)
     // Warm-up: sequential.
     for _ in 0..<warmup {

@@ -49,16 +49,21 @@ public final class IdleConnectionPool<C: Clock>: Sendable where C.Duration == Du
     public let links: MultiplexedLinks?
 
     /// - Parameters:
-    ///   - closer: closes connections the pool lets go, off the caller's path. The default
-    ///     closes each in its own task.
-    public init(policy: Policy = Policy(), clock: C,
-                closer: @escaping @Sendable ([any FrameConnection]) -> Void = { for c in $0 { Task { await c.close() } } }) {
+    ///   - background: where work that outlives its caller runs (closing connections, opening
+    ///     and reading the multiplexed ones): the agent's `BackgroundWork`.
+    ///   - closer: closes connections the pool lets go, off the caller's path. Without one, each
+    ///     is closed in `background`.
+    public init(policy: Policy = Policy(), clock: C, background: BackgroundSpawner,
+                closer: (@Sendable ([any FrameConnection]) -> Void)? = nil) {
+        let closer = closer ?? { connections in
+            for connection in connections { background.spawn { await connection.close() } }
+        }
         self.policy = policy
         self.clock = clock
         self.closer = closer
         // A peer that turns out not to multiplex leaves its connection here, for fetches one at a time.
         let plain = Mutex(WeakPool())
-        self.links = policy.multiplexing ? MultiplexedLinks(keepPlain: { connection, endpoint in
+        self.links = policy.multiplexing ? MultiplexedLinks(background: background, keepPlain: { connection, endpoint in
             if let pool = plain.withLock({ $0.pool }) { pool.put(connection, for: endpoint) } else { closer([connection]) }
         }) : nil
         plain.withLock { $0.pool = self }

@@ -74,17 +74,24 @@ public final class MultiplexedLinks: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Where openings, readers and closes run: they outlive the caller who started them.
+    private let background: BackgroundSpawner
     /// Receives the connections of peers that do not multiplex (the idle pool).
     private let keepPlain: @Sendable (any FrameConnection, PeerEndpoint) -> Void
 
-    /// - Parameter keepPlain: takes an open connection, hello exchanged, to a peer that does not
-    ///   multiplex, for fetches one at a time.
-    public init(keepPlain: @escaping @Sendable (any FrameConnection, PeerEndpoint) -> Void) {
+    /// - Parameters:
+    ///   - background: runs each opening, each connection's reader and each close (the agent's
+    ///     `BackgroundWork`).
+    ///   - keepPlain: takes an open connection, hello exchanged, to a peer that does not
+    ///     multiplex, for fetches one at a time.
+    public init(background: BackgroundSpawner, keepPlain: @escaping @Sendable (any FrameConnection, PeerEndpoint) -> Void) {
+        self.background = background
         self.keepPlain = keepPlain
     }
 
     /// The connection to `endpoint`: the open one, the one being opened once it is, or one that
-    /// `open` opens now (in a task of its own, so that no caller's cancellation cuts it short).
+    /// `open` opens now (in the background, so that no caller's cancellation cuts it short; when
+    /// the background has stopped, the callers get ``Link/failed(_:)`` with ``LinkFailure/closed``).
     public func link(to endpoint: PeerEndpoint, open: @escaping @Sendable () async -> LinkOpening) async -> Link {
         let id: UInt64
         let opens: Bool
@@ -122,7 +129,10 @@ public final class MultiplexedLinks: Sendable {
                 }
                 // Started once the opener waits (its own result cannot pass it by), and even when
                 // the opener was cancelled: the others may wait for it.
-                if opens { Task { self.opened(await open(), for: endpoint) } }
+                if opens {
+                    background.spawn({ self.opened(await open(), for: endpoint) },
+                                     ifStopped: { self.opened(.failed(.closed), for: endpoint) })
+                }
                 if let settled { waiter.resume(returning: settled) }
             }
         } onCancel: {
@@ -171,7 +181,7 @@ public final class MultiplexedLinks: Sendable {
             }
             return closing
         }
-        for connection in closing { Task { await connection.close() } }
+        for connection in closing { background.spawn { await connection.close() } }
     }
 
     private func opened(_ opening: LinkOpening, for endpoint: PeerEndpoint) {
@@ -194,10 +204,10 @@ public final class MultiplexedLinks: Sendable {
             return Array(waiters.values)
         }
         if let connection {
-            Task {
+            background.spawn({
                 await connection.run()
                 self.ended(connection, at: endpoint)
-            }
+            }, ifStopped: { self.ended(connection, at: endpoint) })
         }
         for waiter in waiters { waiter.resume(returning: link) }
     }
