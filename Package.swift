@@ -118,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "CHandoffShims", "HandoffAgent", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                "CHandoffShims", "HandoffAgent", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
