@@ -23,8 +23,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // No traits: its default trait JSON imports all of Foundation (JSONSerialization), and the
+        // configuration file is parsed by HandoffCore's JSON into an InMemoryProvider.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
+        // 4.x imports FoundationEssentials only on Linux (3.x imports Foundation, and so ICU).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
