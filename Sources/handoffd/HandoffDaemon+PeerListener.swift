@@ -4,7 +4,11 @@ import HandoffCore
 import HandoffTransport
 import Logging
 import NIOCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

@@ -10,7 +10,11 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
