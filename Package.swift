@@ -31,7 +31,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
@@ -90,11 +89,17 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
-        // Saved activities and their full-text index (SQLite through GRDB), apart from the agent
-        // so that only what searches links SQLite.
+        // The system's SQLite (with FTS5), for the saved activities.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // Saved activities and their full-text index (SQLite through its C API: GRDB imports
+        // Foundation, and so ICU), apart from the agent so that only what searches links SQLite.
         .target(
             name: "HandoffSaved",
-            dependencies: ["HandoffCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["HandoffCore", "CSQLite"]
         ),
         .target(
             name: "HandoffAgent",
