@@ -52,7 +52,11 @@ import Darwin
 #endif
 
 import HandoffDiscovery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 let environmentSocket = ProcessInfo.processInfo.environment["HANDOFF_SOCKET"]
 let benchHello = PeerHello(agentID: "b3ac4b3ac4b3ac4b3ac4b3ac4b3ac4b3", name: "handoff-bench")
