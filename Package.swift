@@ -23,12 +23,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // No traits: its default trait JSON imports all of Foundation (JSONSerialization), and the
+        // configuration file is parsed by HandoffCore's JSON into an InMemoryProvider.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
+        // 4.x imports FoundationEssentials only on Linux (3.x imports Foundation, and so ICU).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Pure core: activity model, property-list userInfo, errors, wire protocol, state machines.
@@ -87,11 +89,17 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
-        // Saved activities and their full-text index (SQLite through GRDB), apart from the agent
-        // so that only what searches links SQLite.
+        // The system's SQLite (with FTS5), for the saved activities.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // Saved activities and their full-text index (SQLite through its C API: GRDB imports
+        // Foundation, and so ICU), apart from the agent so that only what searches links SQLite.
         .target(
             name: "HandoffSaved",
-            dependencies: ["HandoffCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["HandoffCore", "CSQLite"]
         ),
         .target(
             name: "HandoffAgent",
@@ -118,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "CHandoffShims", "HandoffAgent", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport",
+                "CHandoffShims", "HandoffAgent", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -153,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "handoff-bench",
             dependencies: [
-                "HandoffAgent", "HandoffCore", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),

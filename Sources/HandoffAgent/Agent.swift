@@ -167,7 +167,7 @@ public actor Agent {
         self.rejoining = Rejoining(devices: security.initialTrust.devices)
         self.settings = security.initialSettings
         self.transport = transport
-        let agentID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let agentID = UUID().uuidString.replacing("-", with: "").lowercased()
         self.agentID = agentID
         self.instanceName = "handoff-" + agentID.prefix(12)
         self.hello = PeerHello(agentID: agentID, name: configuration.name, multiplexing: true)

@@ -1,5 +1,9 @@
 import Configuration
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HandoffCore
 
 /// The agent's settings. config/handoffd.json documents every key with its default.

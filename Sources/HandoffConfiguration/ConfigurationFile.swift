@@ -51,7 +51,7 @@ public enum ConfigurationFile {
     public static func load(path: String, defaultName: String, defaultSocketPath: String) throws(ConfigurationError) -> AgentConfiguration {
         let bytes: [UInt8]
         do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
-            throw ConfigurationError(key: "", "cannot read config file \(path): \(error.localizedDescription)")
+            throw ConfigurationError(key: "", "cannot read config file \(path): \(fileErrorDescription(error))")
         }
         return try parse(bytes, source: path, defaultName: defaultName, defaultSocketPath: defaultSocketPath)
     }

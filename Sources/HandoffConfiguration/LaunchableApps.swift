@@ -24,7 +24,7 @@ public struct LaunchableApp: Sendable, Equatable {
         guard !directory.isEmpty else { return [] }
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
-            throw ConfigurationError(key: "appsDirectory", "cannot read \(directory): \(error.localizedDescription)")
+            throw ConfigurationError(key: "appsDirectory", "cannot read \(directory): \(fileErrorDescription(error))")
         }
         var apps: [LaunchableApp] = []
         for name in names.sorted() where name.hasSuffix(".json") {

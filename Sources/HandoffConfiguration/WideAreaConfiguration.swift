@@ -1,5 +1,9 @@
 import Configuration
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `wideArea.*`: wide-area DNS-SD (RFC 6763 §11) in a unicast DNS domain on an existing server
 /// (docs/NETWORKS.md). The agent registers its service there by TSIG-signed dynamic update and

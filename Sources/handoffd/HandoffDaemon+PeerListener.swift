@@ -4,7 +4,11 @@ import HandoffCore
 import HandoffTransport
 import Logging
 import NIOCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -67,6 +71,6 @@ extension HandoffDaemon {
     /// (or when the kernel has no IPv6 at all, and the file is missing).
     static func ipv6Available() -> Bool {
         guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv6/conf/all/disable_ipv6", encoding: .utf8) else { return false }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines) != "1"
+        return text.split(whereSeparator: \.isWhitespace) != ["1"]
     }
 }

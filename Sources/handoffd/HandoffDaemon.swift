@@ -5,11 +5,16 @@ import HandoffConfiguration
 import HandoffCore
 import HandoffDiscovery
 import HandoffTransport
+import HandoffTrust
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -85,7 +90,8 @@ struct HandoffDaemon: AsyncParsableCommand {
         logger[metadataKey: "handoff.agent"] = "\(configuration.name)"
 
         try await Self.refuseIfRunning(socketPath: configuration.socketPath)
-        let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
+        // A bare file name has no directory to make or check.
+        let socketDirectory = configuration.socketPath.contains("/") ? PrivateDirectory.parent(of: configuration.socketPath) : ""
         if !socketDirectory.isEmpty {
             try? FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
             // The same check as the clients make (they would refuse a socket here otherwise).
@@ -195,7 +201,12 @@ struct HandoffDaemon: AsyncParsableCommand {
     }
 
     static func fail(_ message: String, code: Int32) -> Never {
-        FileHandle.standardError.write(Data("handoffd: \(message)\n".utf8))
-        Foundation.exit(code)
+        let line = Array("handoffd: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        #if canImport(Glibc)
+        Glibc.exit(code)
+        #else
+        Darwin.exit(code)
+        #endif
     }
 }

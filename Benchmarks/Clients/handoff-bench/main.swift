@@ -56,7 +56,12 @@ import Glibc
 import Darwin
 #endif
 
+import HandoffDiscovery
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 let environmentSocket = ProcessInfo.processInfo.environment["HANDOFF_SOCKET"]
 let benchHello = PeerHello(agentID: "b3ac4b3ac4b3ac4b3ac4b3ac4b3ac4b3", name: "handoff-bench")
@@ -338,7 +343,7 @@ func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
 
 func listContains(_ connection: ControlConnection, _ id: String) throws -> Bool {
     guard let items = try connection.call("list").arrayValue else { return false }
-    return items.contains { $0["id"]?.stringValue?.caseInsensitiveCompare(id) == .orderedSame }
+    return items.contains { $0["id"]?.stringValue?.lowercased() == id.lowercased() }
 }
 
 /// The gap before change K (K >= 2): a 31-bit LCG from the seed, the same as dnssd-ref's.
@@ -472,7 +477,7 @@ final class LineReader: Sendable {
         self.pid = try spawned.get()
         let readFD = fds[0]
         let box = self.box
-        let thread = Thread {
+        let started = DetachedThread.start(name: "bench-lines") {
             var buffer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -488,7 +493,7 @@ final class LineReader: Sendable {
             }
             close(readFD)
         }
-        thread.start()
+        guard started else { throw BenchError("cannot start a thread to read the command's output") }
     }
 
     /// Waits for a line starting with `prefix` after line index `from`; returns it and its index.
@@ -767,6 +772,7 @@ func run() async throws {
 do {
     try await run()
 } catch {
-    FileHandle.standardError.write(Data("handoff-bench: \(error)\n".utf8))
+    let line = Array("handoff-bench: \(error)\n".utf8)
+    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     exit(1)
 }
