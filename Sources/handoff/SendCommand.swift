@@ -186,7 +186,8 @@ struct FileSender {
     ///
     /// The batches go straight to the channel, two in flight at most (as HandoffKit's stream
     /// output does): waiting for the channel's writability after each batch drained the path
-    /// between batches. Everything written is out when it returns.
+    /// between batches. A batch is hashed once it is handed to the channel, while it travels.
+    /// Everything written is out when it returns.
     static func writeData(from fd: Int32, bytes: Int?, hashing: ContentDigest?, named name: String, to channel: any Channel,
                           progress: TransferProgress?) async throws -> ContentDigest? {
         let allocator = channel.allocator
@@ -196,6 +197,7 @@ struct FileSender {
         var ended = false
         while !ended {
             var buffer = allocator.buffer(capacity: framesPerBatch * (Frame.headerSize + chunkSize))
+            var payloads: [Range<Int>] = []
             for _ in 0..<framesPerBatch {
                 let want = min(chunkSize, remaining ?? chunkSize)
                 if want == 0 { ended = true; break }
@@ -217,7 +219,7 @@ struct FileSender {
                     break
                 }
                 buffer.setInteger(UInt32(n), at: header + 1, endianness: .big)
-                if digest != nil { buffer.withUnsafeReadableBytes { digest!.update(UnsafeRawBufferPointer(rebasing: $0[(header + Frame.headerSize)...])) } }
+                payloads.append((header + Frame.headerSize)..<buffer.writerIndex)
                 remaining = remaining.map { $0 - n }
                 progress?.add(n)
             }
@@ -230,6 +232,12 @@ struct FileSender {
                     channel.writeAndFlush(frames.last!, promise: written)
                 }
                 inFlight.append(written.futureResult)
+            }
+            if digest != nil {
+                // The channel only reads the batch's bytes too: hashing them now is safe.
+                buffer.withUnsafeReadableBytes { bytes in
+                    for payload in payloads { digest!.update(UnsafeRawBufferPointer(rebasing: bytes[payload])) }
+                }
             }
         }
         for written in inFlight { try await written.get() }
