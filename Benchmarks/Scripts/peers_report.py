@@ -88,7 +88,7 @@ class PeersReport:
                      ht / kt if kt and ht else None, None if not ht else (not kt or ht > kt),
                      "KDE Connect: share plugin (shareUrl file://) → complete in h2's download directory (NAME.part "
                      "renamed), SHA-256 checked after. handoff: `handoff send --to h2` h1 → h2, the CLI's whole run "
-                     "(hashing the file first), SHA-256 checked by h2 and again after")
+                     "(hashing the file as it sends it), SHA-256 checked by h2 and again after")
             kp, hp = k.get("receiver_peak_kb"), h.get("receiver_peak_kb")
             self.add(f"file of {size}: receiver's peak RSS", _mb(kp), _mb(hp), hp / kp if kp and hp else None,
                      None if not (kp and hp) else hp < kp,

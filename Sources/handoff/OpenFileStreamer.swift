@@ -34,7 +34,7 @@ enum OpenFileStreamer {
                 // A write that fails (the receiver gave up) leaves its answer to be read.
                 var writeError: (any Error)?
                 do {
-                    _ = try await FileSender.writeData(from: fd, bytes: size, hashing: false, named: path, to: channel.channel, progress: nil)
+                    _ = try await FileSender.writeData(from: fd, bytes: size, hashing: nil, named: path, to: channel.channel, progress: nil)
                     try await outbound.write(EncodedFrame(Frame(kind: .streamEnd, payload: []), allocator: allocator))
                 } catch {
                     writeError = error

@@ -145,40 +145,59 @@ struct FileSender {
         }
     }
 
-    /// Writes one file's data from `start`, then its `fileEnd`.
+    /// Writes one file's data from `start`, then its `fileEnd` with the SHA-256 of the whole file,
+    /// taken as it is read (a resumed file's first `start` bytes are read and hashed first). A file
+    /// that is not the one offered any more (another resume key: a new size, time or inode), before
+    /// or after its bytes went, stops the send.
     private static func send(_ item: SendSource.Item, from start: Int, to outbound: NIOAsyncChannelOutboundWriter<EncodedFrame>,
                              channel: any Channel, progress: TransferProgress) async throws {
         let fd: Int32
+        var digest = ContentDigest()
         if let path = item.localPath {
             fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw SendError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            guard lseek(fd, off_t(start), SEEK_SET) == off_t(start) else { throw SendError("cannot read \(path) from byte \(start)") }
         } else {
             fd = dup(STDIN_FILENO)
         }
         defer { close(fd) }
-        let digest = try await writeData(from: fd, bytes: item.offered.size.map { $0 - start }, hashing: item.offered.sha256 == nil,
-                                         named: item.localPath ?? "standard input", to: channel, progress: progress)
-        let hash = item.offered.sha256 ?? digest.hex()
-        try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: hash)).frame, allocator: channel.allocator))
+        if let path = item.localPath {
+            try checkUnchanged(fd, item)
+            guard digest.update(readingFirst: start, of: fd), lseek(fd, off_t(start), SEEK_SET) == off_t(start) else {
+                throw SendError("cannot read \(path) from byte \(start)")
+            }
+        }
+        digest = try await writeData(from: fd, bytes: item.offered.size.map { $0 - start }, hashing: digest,
+                                     named: item.localPath ?? "standard input", to: channel, progress: progress) ?? digest
+        if item.localPath != nil { try checkUnchanged(fd, item) }
+        try await outbound.write(EncodedFrame(PeerMessage.files(.fileEnd(sha256: digest.hex())).frame, allocator: channel.allocator))
+    }
+
+    /// Throws when the file open at `fd` is no longer the one `item` offered.
+    private static func checkUnchanged(_ fd: Int32, _ item: SendSource.Item) throws {
+        var info = stat()
+        guard fstat(fd, &info) == 0, FileResumeKey.hex(path: item.offered.path, status: info) == item.offered.resumeKey else {
+            throw SendError("\(item.localPath ?? item.offered.path) changed while it was sent (its size, modification time or inode); send it again")
+        }
     }
 
     /// Writes `bytes` of `fd` (to its end when nil) as stream data frames, read straight into the
     /// connection's buffers, 16 frames per write; the write waits while the agent is behind.
-    /// Returns the SHA-256 of what was written when `hashing`.
+    /// With a `hashing` digest, returns it with every byte written added (nil without one).
     ///
     /// The batches go straight to the channel, two in flight at most (as HandoffKit's stream
     /// output does): waiting for the channel's writability after each batch drained the path
-    /// between batches. Everything written is out when it returns.
-    static func writeData(from fd: Int32, bytes: Int?, hashing: Bool, named name: String, to channel: any Channel,
-                          progress: TransferProgress?) async throws -> ContentDigest {
+    /// between batches. A batch is hashed once it is handed to the channel, while it travels.
+    /// Everything written is out when it returns.
+    static func writeData(from fd: Int32, bytes: Int?, hashing: ContentDigest?, named name: String, to channel: any Channel,
+                          progress: TransferProgress?) async throws -> ContentDigest? {
         let allocator = channel.allocator
         var inFlight: [EventLoopFuture<Void>] = []
-        var digest = ContentDigest()
+        var digest = hashing
         var remaining = bytes
         var ended = false
         while !ended {
             var buffer = allocator.buffer(capacity: framesPerBatch * (Frame.headerSize + chunkSize))
+            var payloads: [Range<Int>] = []
             for _ in 0..<framesPerBatch {
                 let want = min(chunkSize, remaining ?? chunkSize)
                 if want == 0 { ended = true; break }
@@ -200,7 +219,7 @@ struct FileSender {
                     break
                 }
                 buffer.setInteger(UInt32(n), at: header + 1, endianness: .big)
-                if hashing { buffer.withUnsafeReadableBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[(header + Frame.headerSize)...])) } }
+                payloads.append((header + Frame.headerSize)..<buffer.writerIndex)
                 remaining = remaining.map { $0 - n }
                 progress?.add(n)
             }
@@ -213,6 +232,12 @@ struct FileSender {
                     channel.writeAndFlush(frames.last!, promise: written)
                 }
                 inFlight.append(written.futureResult)
+            }
+            if digest != nil {
+                // The channel only reads the batch's bytes too: hashing them now is safe.
+                buffer.withUnsafeReadableBytes { bytes in
+                    for payload in payloads { digest!.update(UnsafeRawBufferPointer(rebasing: bytes[payload])) }
+                }
             }
         }
         for written in inFlight { try await written.get() }

@@ -21,8 +21,9 @@ struct SendSource {
 
     var items: [Item]
 
-    /// Collects `paths` (`-` is standard input, named `stdinName`). Every file is hashed here, so
-    /// that the receiver can match a partial copy to resume from.
+    /// Collects `paths` (`-` is standard input, named `stdinName`). No file is read here: each is
+    /// offered under its resume key (``FileResumeKey``, from what `stat` says of it), by which the
+    /// receiver finds a partial copy to resume from; its SHA-256 is taken while it is sent.
     static func collect(_ paths: [String], stdinName: String) throws -> SendSource {
         var items: [Item] = []
         for path in paths {
@@ -64,26 +65,8 @@ struct SendSource {
 
     private static func item(_ path: String, as relative: String, info: stat) throws -> Item {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw SendError("\(path) is not a file or a folder") }
-        let hash = try sha256(of: path)
-        return Item(localPath: path, offered: OfferedFile(path: relative, size: Int(info.st_size), mode: Int(info.st_mode & 0o7777), sha256: hash))
-    }
-
-    /// The SHA-256 of a file's contents.
-    static func sha256(of path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SendError("cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var digest = ContentDigest()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = read(fd, buffer.baseAddress!, buffer.count)
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw SendError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }
-            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-        }
-        return digest.hex()
+        return Item(localPath: path, offered: OfferedFile(path: relative, size: Int(info.st_size), mode: Int(info.st_mode & 0o7777),
+                                                          resumeKey: FileResumeKey.hex(path: relative, status: info)))
     }
 }
 

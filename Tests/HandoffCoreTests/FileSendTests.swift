@@ -7,8 +7,8 @@ struct FileSendTests {
     let hash = String(repeating: "ab", count: 32)
     let policy = FileOfferDecision.Policy(enabled: true, maxBytes: 1 << 30)
 
-    func file(_ path: String, _ size: Int? = 100, sha256: String? = nil) -> OfferedFile {
-        OfferedFile(path: path, size: size, mode: 0o644, sha256: size == nil ? nil : (sha256 ?? hash))
+    func file(_ path: String, _ size: Int? = 100, resumeKey: String? = nil) -> OfferedFile {
+        OfferedFile(path: path, size: size, mode: 0o644, resumeKey: size == nil ? nil : (resumeKey ?? hash))
     }
 
     @Test("a sent path never leaves the download directory", arguments: [
@@ -67,8 +67,20 @@ struct FileSendTests {
         #expect(a != PartialFileKey.text(device: "D2", file: file("a.bin")))
         #expect(a != PartialFileKey.text(device: "D1", file: file("b.bin")))
         #expect(a != PartialFileKey.text(device: "D1", file: file("a.bin", 101)))
-        #expect(a != PartialFileKey.text(device: "D1", file: file("a.bin", sha256: String(repeating: "cd", count: 32))))
+        #expect(a != PartialFileKey.text(device: "D1", file: file("a.bin", resumeKey: String(repeating: "cd", count: 32))))
         #expect(PartialFileKey.text(device: "D1", file: file("stdin", nil)) == nil)
+    }
+
+    @Test func anOfferNamesNoHashOnlyAResumeKey() throws {
+        // An older sender's up-front "sha256" is not read: the hash comes in each file's fileEnd.
+        let old: UserInfo = ["files": .array([.dictionary(["path": .string("a.bin"), "size": .integer(5), "sha256": .string(hash)])])]
+        let file = try #require(try FileOffer(propertyList: old).files.first)
+        #expect(file.resumeKey == nil && !file.isResumable)
+        #expect(FileOffer(files: [self.file("a.bin")]).propertyList == .dictionary(["files": .array([
+            .dictionary(["path": .string("a.bin"), "size": .integer(100), "mode": .integer(0o644), "resumeKey": .string(hash)]),
+        ])]))
+        let bad: JSONValue = .array([.object(["path": .string("a.bin"), "size": .integer(5), "resumeKey": .string("ABC")])])
+        #expect(throws: HandoffError.self) { try FileOffer(json: bad) }
     }
 
     @Test func uniqueNamesKeepTheExtension() {

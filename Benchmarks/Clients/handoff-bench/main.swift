@@ -27,8 +27,11 @@
 //                                                               connection, as the agent's first fetch,
 //                                                               pinned to device ID D
 //   exchange-sizes                                              the bytes of one fetch exchange
-//   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B
-//                                                               bare TCP bulk transfer (stream reference)
+//   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B [--output FILE]
+//                                                               bare TCP bulk transfer (stream reference);
+//                                                               --output: each read written to FILE, one
+//                                                               fsync at the end, as `nc H P > FILE; sync`
+//                                                               (the file send's like-for-like reference)
 //   bulk-serve --tls --state DIR ... / bulk-read --tls --state DIR --peer-id D ...
 //                                                               the same bytes over one TLS 1.3 connection,
 //                                                               the agents' TLS (SwiftNIO, swift-nio-ssl):
@@ -315,7 +318,17 @@ func bulkResult(received: Int, of bytes: Int, in elapsed: Duration) -> Samples {
     return out
 }
 
-func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
+/// Reads `bytes` from one bare TCP connection; with `output`, writes each read to that file
+/// (created, truncated) as it comes and fsyncs it once at the end, inside the time measured, as
+/// `nc host port > file; sync` would: `write_seconds` is the time to the last write,
+/// `fsync_seconds` the fsync's.
+func bulkRead(host: String, port: Int, bytes: Int, output: String? = nil) throws -> Samples {
+    var file: Int32 = -1
+    if let output {
+        file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw BenchError("cannot open \(output): errno \(errno)") }
+    }
+    defer { if file >= 0 { close(file) } }
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -333,10 +346,25 @@ func bulkRead(host: String, port: Int, bytes: Int) throws -> Samples {
         let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
         if n < 0 { if errno == EINTR { continue }; break }
         if n == 0 { break }
+        if file >= 0 {
+            var done = 0
+            while done < n {
+                let w = buffer.withUnsafeBytes { write(file, $0.baseAddress! + done, n - done) }
+                if w < 0 { if errno == EINTR { continue }; throw BenchError("write to \(output ?? ""): errno \(errno)") }
+                done += w
+            }
+        }
         received += n
     }
     close(fd)
-    return bulkResult(received: received, of: bytes, in: clock.now - start)
+    guard file >= 0 else { return bulkResult(received: received, of: bytes, in: clock.now - start) }
+    let written = clock.now
+    guard fsync(file) == 0 else { throw BenchError("fsync \(output ?? ""): errno \(errno)") }
+    let end = clock.now
+    var out = bulkResult(received: received, of: bytes, in: end - start)
+    out.extra["write_seconds"] = .double((written - start).microseconds / 1e6)
+    out.extra["fsync_seconds"] = .double((end - written).microseconds / 1e6)
+    return out
 }
 
 // MARK: - visible: an activity change on h1 until h2 lists it
@@ -760,7 +788,9 @@ func run() async throws {
             try await bulkReadTLS(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"),
                                   tls: ReferenceTLS(tls: tls, expected: try peerID())).printJSON()
         } else {
-            try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes")).printJSON()
+            let output = try args.string("output", default: "")
+            try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"),
+                         output: output.isEmpty ? nil : output).printJSON()
         }
     case "now":
         print(realtimeNanoseconds())

@@ -23,9 +23,9 @@ import Foundation
 /// linked: no fsync per chunk) and linked into the download directory (``DownloadDirectory``),
 /// and a `fileReceived` receipt goes back.
 ///
-/// A file that breaks off stays as a partial file (if it can resume: a known size and hash) for
-/// the next send of it; a file whose hash does not match is discarded, and says so. The send ends
-/// at the first file not kept.
+/// A file that breaks off stays as a partial file (if it can resume: a known size and resume key)
+/// for the next send of it; a file whose SHA-256 does not match the one its `fileEnd` brings is
+/// discarded, partial file and all, and says so. The send ends at the first file not kept.
 enum FileReceiver {
     /// Answers `offer` and receives its files; returns once the send is over.
     static func receive<I: AsyncIteratorProtocol>(_ offer: FileOffer, inbound: inout I, outbound: NIOAsyncChannelOutboundWriter<Frame>,
@@ -100,7 +100,7 @@ enum FileReceiver {
     /// Receives one file's bytes up to its `fileEnd` (through `sink`), and places it. A broken
     /// connection leaves the partial file if the file can resume; a file not kept comes back as a
     /// receipt with its error.
-    private static func receiveFile(_ target: inout Target, sink: FileSinkHandler, directory: DownloadDirectory,
+    static func receiveFile(_ target: inout Target, sink: FileSinkHandler, directory: DownloadDirectory,
                                     budget: inout Int, peer: String) async -> FileReceipt {
         let file = target.file
         func failed(_ error: HandoffError, bytes: Int = 0) -> FileReceipt {
@@ -112,7 +112,7 @@ enum FileReceiver {
         defer { close(fd) }
         var digest = ContentDigest()
         // The kept prefix is hashed again: the final SHA-256 covers the whole file.
-        if target.start > 0, !hashPrefix(fd, length: target.start, into: &digest) { target.start = 0; digest = ContentDigest() }
+        if target.start > 0, !digest.update(readingFirst: target.start, of: fd) { target.start = 0; digest = ContentDigest() }
         guard ftruncate(fd, off_t(target.start)) == 0 else {
             return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"))
         }
@@ -137,9 +137,9 @@ enum FileReceiver {
         if let size = file.size, target.start + written != size {
             return failed(.handoffFailed("\(target.path) ended after \(target.start + written) of its \(size) bytes; nothing was kept"), bytes: written)
         }
-        guard computed == hash, file.sha256 == nil || file.sha256 == computed else {
+        guard computed == hash else {
             let resumed = target.start > 0 ? " (resumed from \(target.start) bytes kept from an earlier send)" : ""
-            return failed(.handoffFailed("\(target.path) arrived with SHA-256 \(computed), not the sender's \(file.sha256 ?? hash)\(resumed); the partial file was discarded: send it again"), bytes: written)
+            return failed(.handoffFailed("\(target.path) arrived with SHA-256 \(computed), not the sender's \(hash)\(resumed); the partial file was discarded: send it again"), bytes: written)
         }
         _ = fchmod(fd, mode_t(file.mode & 0o755 | 0o600))  // the owner may always read and write what arrived
         guard fsync(fd) == 0 else { return failed(.handoffFailed("cannot write \(target.path) in \(directory.path): \(DownloadDirectory.lastError())"), bytes: written) }
@@ -149,18 +149,5 @@ enum FileReceiver {
         } catch {
             return failed(.handoffFailed("\(error)"), bytes: written)
         }
-    }
-
-    /// Hashes the first `length` bytes of `fd`; false when they cannot all be read.
-    private static func hashPrefix(_ fd: Int32, length: Int, into digest: inout ContentDigest) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset = 0
-        while offset < length {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, min($0.count, length - offset), off_t(offset)) }
-            guard n > 0 else { return false }
-            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
-            offset += n
-        }
-        return true
     }
 }

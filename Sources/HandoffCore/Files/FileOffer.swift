@@ -7,18 +7,21 @@ public struct OfferedFile: Sendable, Hashable {
     public var size: Int?
     /// Its permission bits (the receiver keeps at most `0o755` of them, and always `0o600`).
     public var mode: Int
-    /// Its SHA-256 as 64 lowercase hex digits; nil for standard input (the hash comes at its end).
-    public var sha256: String?
+    /// What the receiver keeps a partial copy of it under, for a later send of the same file to
+    /// resume: 64 lowercase hex digits the sender derives from the file's identity, never from its
+    /// contents (`FileResumeKey`), so nothing is read before the first byte goes; nil for standard
+    /// input, which never resumes. The file's SHA-256 comes after its last byte (`fileEnd`).
+    public var resumeKey: String?
 
-    public init(path: String, size: Int?, mode: Int = 0o644, sha256: String? = nil) {
+    public init(path: String, size: Int?, mode: Int = 0o644, resumeKey: String? = nil) {
         self.path = path
         self.size = size
         self.mode = mode
-        self.sha256 = sha256
+        self.resumeKey = resumeKey
     }
 
-    /// Whether the file may resume from a partial copy: its size and hash are known up front.
-    public var isResumable: Bool { size != nil && sha256 != nil }
+    /// Whether the file may resume from a partial copy: its size and resume key are known up front.
+    public var isResumable: Bool { size != nil && resumeKey != nil }
 }
 
 /// What `handoff send` offers a device: every file of the send, in the order its bytes follow.
@@ -35,19 +38,19 @@ public struct FileOffer: Sendable, Hashable {
     /// The sum of the known sizes.
     public var knownBytes: Int { files.reduce(0) { $0 + ($1.size ?? 0) } }
 
-    /// Whether `text` is a SHA-256 as the offer carries it: 64 lowercase hex digits.
+    /// Whether `text` is a SHA-256 (or a resume key) as the messages carry it: 64 lowercase hex digits.
     public static func isSHA256(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     // MARK: Wire forms
 
-    /// The control request's form: `[{"path", "size", "mode", "sha256"}]`.
+    /// The control request's form: `[{"path", "size", "mode", "resumeKey"}]`.
     public var json: JSONValue {
         .array(files.map { file in
             var body: [String: JSONValue] = ["path": .string(file.path), "mode": .integer(file.mode)]
             if let size = file.size { body["size"] = .integer(size) }
-            if let sha256 = file.sha256 { body["sha256"] = .string(sha256) }
+            if let key = file.resumeKey { body["resumeKey"] = .string(key) }
             return .object(body)
         })
     }
@@ -55,25 +58,26 @@ public struct FileOffer: Sendable, Hashable {
     /// Reads the control request's form; the error names what is wrong.
     public init(json: JSONValue) throws(HandoffError) {
         guard let items = json.arrayValue, !items.isEmpty, items.count <= Self.maximumFiles else {
-            throw .handoffFailed("sendFiles needs \"files\": a list of 1 to \(Self.maximumFiles) {\"path\", \"size\", \"mode\", \"sha256\"}")
+            throw .handoffFailed("sendFiles needs \"files\": a list of 1 to \(Self.maximumFiles) {\"path\", \"size\", \"mode\", \"resumeKey\"}")
         }
         var files: [OfferedFile] = []
         for item in items {
             guard let path = item["path"]?.stringValue else { throw .handoffFailed("sendFiles: every file needs a \"path\"") }
             let size = item["size"]?.int64Value.map { Int(clamping: $0) }
-            let file = OfferedFile(path: path, size: size, mode: Int(clamping: item["mode"]?.int64Value ?? 0o644), sha256: item["sha256"]?.stringValue)
+            let file = OfferedFile(path: path, size: size, mode: Int(clamping: item["mode"]?.int64Value ?? 0o644),
+                                   resumeKey: item["resumeKey"]?.stringValue)
             try Self.check(file)
             files.append(file)
         }
         self.init(files: files)
     }
 
-    /// The peer frame's form: `{"files": [{"path", "size", "mode", "sha256"}]}`.
+    /// The peer frame's form: `{"files": [{"path", "size", "mode", "resumeKey"}]}`.
     public var propertyList: PropertyListValue {
         .dictionary(["files": .array(files.map { file in
             var body: [String: PropertyListValue] = ["path": .string(file.path), "mode": .integer(Int64(file.mode))]
             if let size = file.size { body["size"] = .integer(Int64(size)) }
-            if let sha256 = file.sha256 { body["sha256"] = .string(sha256) }
+            if let key = file.resumeKey { body["resumeKey"] = .string(key) }
             return .dictionary(body)
         })])
     }
@@ -90,9 +94,9 @@ public struct FileOffer: Sendable, Hashable {
             if case .integer(let n)? = body["size"] { size = Int(clamping: n) }
             var mode = 0o644
             if case .integer(let n)? = body["mode"] { mode = Int(clamping: n) }
-            var sha256: String?
-            if case .string(let hash)? = body["sha256"] { sha256 = hash }
-            let file = OfferedFile(path: path, size: size, mode: mode, sha256: sha256)
+            var resumeKey: String?
+            if case .string(let key)? = body["resumeKey"] { resumeKey = key }
+            let file = OfferedFile(path: path, size: size, mode: mode, resumeKey: resumeKey)
             try Self.check(file)
             files.append(file)
         }
@@ -101,7 +105,7 @@ public struct FileOffer: Sendable, Hashable {
 
     private static func check(_ file: OfferedFile) throws(HandoffError) {
         if let size = file.size, size < 0 { throw .handoffFailed("\(file.path): a size must be 0 or more bytes") }
-        if let sha256 = file.sha256, !isSHA256(sha256) { throw .handoffFailed("\(file.path): \"sha256\" must be 64 lowercase hex digits") }
+        if let key = file.resumeKey, !isSHA256(key) { throw .handoffFailed("\(file.path): \"resumeKey\" must be 64 lowercase hex digits") }
         guard (0...0o7777).contains(file.mode) else { throw .handoffFailed("\(file.path): \"mode\" must be permission bits (0 to 0o7777)") }
     }
 }
