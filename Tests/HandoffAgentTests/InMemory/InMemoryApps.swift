@@ -77,12 +77,19 @@ final class AppRecorder: HandoffApplicationDelegate, UserActivityDelegate {
     }
 }
 
-/// Yields until `condition` holds, at most `maximumYields` times (no sleeping: everything in
-/// memory moves on yields). Returns whether it held.
-func eventually(maximumYields: Int = 200_000, _ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<maximumYields {
+/// Yields until `condition` holds (no sleeping: everything in memory moves on yields). Returns
+/// whether it held. It gives up after `maximumYields` yields, and not before `patience` has passed
+/// on the wall clock: on a loaded machine the threads that carry the in-memory frames may not run
+/// during a burst of yields. A condition that holds returns at once, so the wall clock bounds
+/// only a failure.
+func eventually(maximumYields: Int = 200_000, patience: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let start = clock.now
+    var yields = 0
+    while yields < maximumYields || clock.now - start < patience {
         if await condition() { return true }
         await Task.yield()
+        yields += 1
     }
     return await condition()
 }
