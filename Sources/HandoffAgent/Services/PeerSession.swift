@@ -78,26 +78,29 @@ public enum PeerSession {
                     // A connection may carry many fetches over a long time (the continuing agent keeps
                     // it for the next one): how to answer (the faults set now) is asked for each, as
                     // the pairing is, for every frame, above.
-                    let answering = await agent.fetchAnswering(on: connection, logger: logger)
-                    guard answering.servesConnection else { return }
-                    let action: SourceSessionStateMachine.Action
-                    switch try await answering.lookUp(request) {
-                    case .success(let found): action = machine.lookedUp(found?.0, source: found?.1, request: request, now: agent.wallClock())
-                    case .failure(let error): action = machine.lookUpFailed(error)
+                    let served = try await serveFetch(request, tag: nil, on: connection, agent: agent, logger: logger) { lookup in
+                        let action = switch lookup {
+                        case .success(let found): machine.lookedUp(found?.0, source: found?.1, request: request, now: agent.wallClock())
+                        case .failure(let error): machine.lookUpFailed(error)
+                        }
+                        guard case .send(let frames) = action else { return nil }
+                        return frames
                     }
-                    guard case .send(let frames) = action else { return }
-                    logger.info("serving fetch", metadata: [
-                        "handoff.remote": "\(remote)", "handoff.id": "\(request.activityID)",
-                        "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
-                    ])
-                    try await answering.send(frames, answering: request)
+                    guard served else { return }
                 case .lookUpTagged(let id, let request):
                     // At the cap, no frame more is read until an answer is out: backpressure.
                     await slots.acquire()
                     let answers = machine
                     children.addTask {
                         defer { slots.release() }
-                        try await answerTagged(request, id: id, with: answers, on: connection, agent: agent, logger: logger)
+                        let served = try await serveFetch(request, tag: id, on: connection, agent: agent, logger: logger) { lookup in
+                            switch lookup {
+                            case .success(let found): answers.answer(found?.0, source: found?.1, request: request, now: agent.wallClock())
+                            case .failure(let error): [PeerMessage.error(code: error.code.rawValue, message: error.message).frame]
+                            }
+                        }
+                        // Refused as a fetch on a connection of its own would be: the connection closes.
+                        if !served { connection.close() }
                     }
                 case .notifyContinued(let request):
                     // The connection stays open: the continuing agent may reuse it for its next fetch.
@@ -166,24 +169,22 @@ public enum PeerSession {
         }
     }
 
-    /// Answers one fetch of a multiplexed connection, beside the others in flight: as
-    /// ``serve(_:agent:logger:)`` answers a fetch, its frames tagged with the request's ID.
-    private static func answerTagged(_ request: FetchRequest, id: UInt32, with machine: SourceSessionStateMachine,
-                                     on connection: FrameServer.Connection, agent: Agent, logger: Logger) async throws {
-        let answering = await agent.fetchAnswering(on: connection, logger: logger, tag: id)
-        guard answering.servesConnection else {
-            connection.close()  // as a fetch on a connection of its own: refused, closed
-            return
-        }
-        let frames: [Frame]
-        switch try await answering.lookUp(request) {
-        case .success(let found): frames = machine.answer(found?.0, source: found?.1, request: request, now: agent.wallClock())
-        case .failure(let error): frames = [PeerMessage.error(code: error.code.rawValue, message: error.message).frame]
-        }
-        logger.info("serving fetch", metadata: [
+    /// Answers one fetch, on a connection of its own (`tag` nil) or beside the others in flight on
+    /// a multiplexed one (its frames tagged with `tag`): asks how to answer now (the faults set
+    /// now, as for every fetch), looks the activity up, and sends the frames `answer` makes of the
+    /// lookup. Returns false, having sent nothing, when the connection is no longer served or
+    /// `answer` has nothing to send.
+    private static func serveFetch(_ request: FetchRequest, tag: UInt32?, on connection: FrameServer.Connection, agent: Agent, logger: Logger,
+                                   answer: (Result<(Activity, AppIdentity?)?, HandoffError>) -> [Frame]?) async throws -> Bool {
+        let answering = await agent.fetchAnswering(on: connection, logger: logger, tag: tag)
+        guard answering.servesConnection, let frames = answer(try await answering.lookUp(request)) else { return false }
+        var metadata: Logger.Metadata = [
             "handoff.remote": "\(connection.remoteAddress.map { "\($0)" } ?? "unknown")", "handoff.id": "\(request.activityID)",
-            "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)", "handoff.request": "\(id)",
-        ])
+            "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
+        ]
+        if let tag { metadata["handoff.request"] = "\(tag)" }
+        logger.info("serving fetch", metadata: metadata)
         try await answering.send(frames, answering: request)
+        return true
     }
 }
