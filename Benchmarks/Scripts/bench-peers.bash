@@ -10,9 +10,13 @@
 #   discovery   kdeconnectd on h2 restarts -> h1's daemon reports h2 reachable (reachableChanged);
 #               handoffd on h3 restarts -> h2's `peers` lists it (handoff-bench discover, as the full run)
 #   message     KDE Connect's ping h1 -> h2: sendPing on h1's bus -> the Notify that h2's daemon sends
-#               to its notification server (kdeconnect-probe serves it; one packet, one way);
-#               handoff: continue of h1's 3 KB activity from h2 (handoff-bench continue: control
-#               socket -> fetch from h1 over the kept connection -> handler `true` -> reply; a round trip)
+#               to its notification server (kdeconnect-probe serves it; one packet, one way, ending in
+#               a call to a desktop service that is already running);
+#               handoff: continue of an app's 3 KB activity on h1 from h2, delivered to a HandoffKit
+#               app on h2 (handoff-bench continue: control socket -> fetch from h1 over the kept
+#               connection -> the app's delegate -> reply; a round trip, ending in a running app).
+#               Beside it, the same continue of the CLI's activity run by a handler process (`true`):
+#               that row adds a process start, which KDE Connect's ping has no counterpart of.
 #   files       64 MiB and 1 GiB: KDE Connect's share (shareUrl file://) h1 -> h2 until the file is
 #               complete in h2's download directory (size, then SHA-256 checked); `handoff send`
 #               h1 -> h2 (the CLI's whole run, hashing included, as --send-only); the receiving
@@ -67,6 +71,7 @@ peers_idle() {
 
 peers_message() {
     "$KDEPROBE" ping "$KB1" "$KB2" "$KID2" --count "$PEERS_MSG_N" --warmup 20 --gap-ms 10 > "$RESULTS/peers-ping.json" &&
+        continue_to_app "$RESULTS/peers-continue-app.json" "$PEERS_MSG_N" 20 &&
         "${L[@]}" exec h2 -- "$BENCH" continue --id "$ID" --count "$PEERS_MSG_N" --warmup 20 > "$RESULTS/peers-continue.json"
 }
 
