@@ -2,7 +2,7 @@
 # footprint-ab.bash HANDOFFD LABEL WINDOW_S: scripts/bench's footprint row on its own: h1 idle with an
 # activity and two paired peers (h3 stopped), VmRSS after 5 s + WINDOW_S; start-up CPU per agent
 # (all threads' on-CPU time from exec to the control socket's appearing); the resident pages of
-# each vendored BoringSSL; with BENCH=handoff-bench, the TLS floor (ref-serve --tls after 20 pings).
+# each vendored BoringSSL (and the agent's smaps, per mapping, in RESULTS/LABEL/smaps.txt); with BENCH=handoff-bench, the TLS floor (ref-serve --tls after 20 pings).
 # For comparing two builds of handoffd (say, before and after a change); run it under
 # `flock /tmp/swift-build.lock` so that no build runs meanwhile. Root (network namespaces).
 set -u
@@ -30,6 +30,7 @@ sleep 5; echo 1 > /proc/$pid/clear_refs; a0=$(ticks $pid)
 sleep "$3"
 a1=$(ticks $pid)
 echo "$2: VmRSS $(awk '/^VmRSS/ {print $2}' /proc/$pid/status) kB, RssAnon $(awk '/^RssAnon/ {print $2}' /proc/$pid/status) kB, RssFile $(awk '/^RssFile/ {print $2}' /proc/$pid/status) kB, Referenced $(awk '/^Referenced/ {print $2}' /proc/$pid/smaps_rollup) kB, idle CPU ticks $((a1 - a0)) in $3 s" | tee $R/result.txt
+cp /proc/$pid/smaps $R/smaps.txt
 python3 "$ROOT/Benchmarks/Scripts/boringssl-pages.py" $pid $HANDOFFD | tee -a $R/result.txt
 grep -E 'Foundation|ICU|sqlite|libssl|crypto' /proc/$pid/maps | awk '{print $6}' | sort -u > $R/libs.txt
 if [ -n "${BENCH:-}" ]; then
