@@ -57,7 +57,9 @@ final class LivenessOnHostsTests: LabTestCase {
     func testFiveContinuesGoOnTheLivenessConnection() throws {
         try lab.waitUntil("h1 reachable on h2", timeout: 10) { try h1Reachable() }
         let port = try XCTUnwrap(try h1()?["port"] as? Int)
-        let id = try publishOnH1("one connection")
+        // A web page: h2's urlOpener (`true`) takes it, no handler needed.
+        let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "one connection", "--webpage-url", "https://example.com/one")
+        try lab.waitUntilListed(id, on: "h2")
         try lab.waitUntil("h2's liveness connection to h1 up", timeout: 5) { try connectionsFromH2ToH1(port: port).count == 1 }
         for _ in 0..<5 {
             let (status, response) = try lab.continueActivity(id, on: "h2")
