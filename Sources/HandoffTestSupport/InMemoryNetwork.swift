@@ -68,6 +68,10 @@ public final class InMemoryNetwork: Sendable {
             streamSink.finish()
         }
 
+        /// How many connections it has accepted so far (stream connections aside): each one a
+        /// connect, TLS handshake and hello on TCP.
+        public var acceptedCount: Int { accepted.withLock(\.count) }
+
         /// The endpoint that reaches this listener, pinned to its identity.
         public var endpoint: PeerEndpoint { PeerEndpoint(host: host, port: port, expectedIdentity: identity.deviceID) }
     }

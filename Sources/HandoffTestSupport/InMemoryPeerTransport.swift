@@ -12,6 +12,10 @@ public struct InMemoryPeerTransport: PeerTransport {
     public let identity: ProvenPeerIdentity?
     /// The agent's own address, which the listeners it connects to see as the remote address.
     public let host: String?
+    /// False: the hellos sent on pinned connections offer no multiplexing, so the agents reached
+    /// answer as to a peer from before it (each fetch on a connection of its own), and their own
+    /// hellos, unagreed, make them look the same to this agent: an old peer, as it sees it.
+    public var offersMultiplexing = true
 
     /// A transport for an agent that proves `identity` on `network`, from `host`.
     public init(network: InMemoryNetwork, identity: ProvenPeerIdentity?, host: String? = nil) {
@@ -21,7 +25,8 @@ public struct InMemoryPeerTransport: PeerTransport {
     }
 
     public func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
-        try network.connect(to: endpoint, from: identity, host: host, limits: limits, pinned: true)
+        let connection = try network.connect(to: endpoint, from: identity, host: host, limits: limits, pinned: true)
+        return offersMultiplexing ? connection : HelloWithoutMultiplexing(base: connection)
     }
 
     public func connectUnpinned(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> InMemoryPeerConnection {
@@ -33,4 +38,20 @@ public struct InMemoryPeerTransport: PeerTransport {
     public func connectStream(to endpoint: PeerEndpoint, limits: FrameLimits, options: PeerStreamOptions) async throws -> ChannelStreamConnection {
         try await network.connectStream(to: endpoint, from: identity, limits: limits, options: options)
     }
+}
+
+/// A connection whose outgoing hellos offer no multiplexing (``InMemoryPeerTransport/offersMultiplexing``).
+struct HelloWithoutMultiplexing: FrameConnection {
+    let base: any FrameConnection
+
+    func send(_ frames: [Frame]) async throws {
+        try await base.send(frames.map { frame in
+            guard case .hello(var hello)? = try? PeerMessage(frame: frame) else { return frame }
+            hello.multiplexing = false
+            return PeerMessage.hello(hello).frame
+        })
+    }
+
+    func receive() async throws -> Frame? { try await base.receive() }
+    func close() async { await base.close() }
 }

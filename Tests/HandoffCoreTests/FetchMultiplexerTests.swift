@@ -167,6 +167,20 @@ struct FetchMultiplexerTests {
         slots.release()
         #expect(slots.inUse == 0)
     }
+
+    @Test("RequestSlots: a waiter cancelled before a slot frees gets none, and the slot goes to the next")
+    func slotsCancelledWaiter() async {
+        let slots = RequestSlots(capacity: 1)
+        #expect(await slots.acquireUnlessCancelled())
+        let waiter = Task { await slots.acquireUnlessCancelled() }
+        while slots.waiting < 1 { await Task.yield() }
+        waiter.cancel()
+        #expect(await waiter.value == false)
+        #expect(slots.waiting == 0)
+        slots.release()
+        #expect(slots.inUse == 0, "no slot was kept for the cancelled waiter")
+        #expect(slots.tryAcquire())
+    }
 }
 
 /// Values appended from several tasks.

@@ -162,11 +162,15 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     }
 
     /// One connection to a peer: hello, then pongs (and, when subscribed, its advertisements)
-    /// until it closes or the machine closes it.
+    /// until it closes or the machine closes it. When the hellos agree on multiplexing, it is also
+    /// the connection the agent's fetches and `continued` notices to the peer go on
+    /// (``MultiplexedLinks/share(_:device:)``): its `reply` frames go to them, and count as heard.
     private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint, subscribe: Bool) async {
         let connection: any FrameConnection
+        // The fetches' limits: their replies come on this connection.
+        let limits = await agent.client.limits
         do {
-            connection = try await connector.connect(to: endpoint, limits: FrameLimits())
+            connection = try await connector.connect(to: endpoint, limits: limits)
         } catch {
             logger.debug("liveness: cannot connect", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
             abandoned.remove(attempt)
@@ -180,9 +184,12 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             return
         }
         var refused = false
+        var fetches: MultiplexedConnection?
+        var failure: (any Error)?
         do {
+            let theirs: PeerHello
             switch try await PeerGreeting.greet(connection, hello: agent.hello) {
-            case .paired: break
+            case .paired(let hello): theirs = hello
             case .noHello: throw LivenessProbeError(reason: "the peer did not answer hello")
             case .noPong:
                 refused = true
@@ -192,11 +199,18 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             let announce = await agent.announcement(to: key, subscribing: subscribe)
             let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
             if !frames.isEmpty { try await connection.send(frames) }
+            if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
+                let shared = MultiplexedConnection(connection: connection, limits: limits)
+                links.share(shared, device: key.bytes)
+                fetches = shared
+            }
             await event { $0.established(key, attempt: attempt, now: $1) }
             while let frame = try await connection.receive() {
                 switch frame.kind {
                 case .pong, .keys:
                     break  // keys: its answer to this device's new key (``keyAnnouncements()``)
+                case .reply where fetches != nil:
+                    guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
                 case .advertisement where subscribe:
                     guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
                     await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
@@ -206,7 +220,12 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 heard(key, attempt: attempt)
             }
         } catch {
+            failure = error
             logger.debug("liveness: connection ended", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
+        }
+        if let fetches {
+            agent.fetchPool.links?.unshare(fetches, device: key.bytes)
+            fetches.readerEnded(failure)
         }
         await connection.close()
         connections.removeValue(forKey: attempt)

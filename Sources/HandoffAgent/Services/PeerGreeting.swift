@@ -7,8 +7,8 @@ import HandoffCore
 enum PeerGreeting {
     /// How the peer answered.
     enum Answer: Sendable, Equatable {
-        /// Hello and pong: it pairs with this device.
-        case paired
+        /// Hello and pong: it pairs with this device; its hello (whether it multiplexes).
+        case paired(PeerHello)
         /// No hello back (TLS was accepted, the agent there did not greet).
         case noHello
         /// Hello, but no pong: it may have unpaired this device.
@@ -19,8 +19,8 @@ enum PeerGreeting {
     /// connection fails.
     static func greet(_ connection: any FrameConnection, hello: PeerHello) async throws -> Answer {
         try await connection.send([PeerMessage.hello(hello).frame, PeerMessage.ping(sequence: 0).frame])
-        guard let first = try await connection.receive(), case .hello = try PeerMessage(frame: first) else { return .noHello }
+        guard let first = try await connection.receive(), case .hello(let theirs) = try PeerMessage(frame: first) else { return .noHello }
         guard let second = try await connection.receive(), second.kind == .pong else { return .noPong }
-        return .paired
+        return .paired(theirs)
     }
 }

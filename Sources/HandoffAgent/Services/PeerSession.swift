@@ -11,8 +11,10 @@ import Foundation
 /// The source side of one peer connection: the handshake, then fetches answered from the
 /// agent's activities. Malformed input ends only this connection.
 public enum PeerSession {
-    /// The fetches a multiplexed connection has answered at once, at most; more wait unread.
-    public static let maxRequestsInFlight = 64
+    /// The fetches a multiplexed connection has answered at once, at most; more wait unread. A
+    /// continuing agent keeps no more than this outstanding (``MultiplexedConnection``), so the
+    /// session goes on reading, and answers a ping behind them at once.
+    public static let maxRequestsInFlight = MultiplexedConnection.maxRequestsOutstanding
 
     /// One peer connection: handshake, then fetches.
     ///

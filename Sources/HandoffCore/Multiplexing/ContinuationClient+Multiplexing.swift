@@ -1,6 +1,6 @@
 extension ContinuationClient {
-    /// Fetches on the one multiplexed connection kept to the peer (``MultiplexedLinks``),
-    /// opening it first if there is none. Nil when the fetch must go the way of a connection of
+    /// Fetches on the one multiplexed connection kept to the peer (``MultiplexedLinks``): its
+    /// liveness connection, or one opened first when it has none up. Nil when the fetch must go the way of a connection of
     /// its own: the peer does not multiplex, or the shared connection ended before any answer to
     /// this fetch (it is then made once more, on a fresh connection).
     func multiplexedFetch(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String,

@@ -45,9 +45,16 @@ public enum LinkFailure: Sendable {
     }
 }
 
-/// The multiplexed connections kept to peers: at most one per endpoint, shared by every fetch
-/// to it, and the endpoints found not to multiplex. One caller opens a connection; the others
-/// that want it meanwhile wait for that opening rather than open their own.
+/// The multiplexed connections kept to peers: at most one per peer, shared by every fetch to it,
+/// and the endpoints found not to multiplex.
+///
+/// The one a fetch finds first is the peer's liveness connection, when liveness has one open that
+/// agreed on multiplexing (``share(_:device:)``): one connection per pair of devices, up before
+/// the first continue, so that no fetch pays a handshake. Without one (the peer is not watched
+/// yet, or the client runs no liveness, as `handoff-bench` does), a fetch opens a connection of
+/// the links' own to the endpoint: one caller opens it; the others that want it meanwhile wait
+/// for that opening rather than open their own. A liveness connection shared later takes over
+/// from it (``MultiplexedConnection/retire()``).
 public final class MultiplexedLinks: Sendable {
     /// What a caller gets for an endpoint.
     public enum Link: Sendable {
@@ -70,7 +77,15 @@ public final class MultiplexedLinks: Sendable {
 
     private struct State {
         var slots: [PeerEndpoint: Slot] = [:]
+        /// The liveness connections, by the device ID they are pinned to.
+        var shared: [[UInt8]: MultiplexedConnection] = [:]
         var nextWaiter: UInt64 = 0
+
+        /// The open liveness connection to the device `endpoint` is pinned to.
+        func sharedConnection(for endpoint: PeerEndpoint) -> MultiplexedConnection? {
+            guard let device = endpoint.expectedIdentity, let connection = shared[device], connection.isOpen else { return nil }
+            return connection
+        }
     }
 
     private let state = Mutex(State())
@@ -97,6 +112,7 @@ public final class MultiplexedLinks: Sendable {
         let opens: Bool
         do {
             let found = state.withLock { s -> (Link?, UInt64, Bool) in
+                if let connection = s.sharedConnection(for: endpoint) { return (.multiplexed(connection), 0, false) }
                 switch s.slots[endpoint] {
                 case .open(let connection) where connection.isOpen: return (.multiplexed(connection), 0, false)
                 case .plain: return (.plain, 0, false)
@@ -148,18 +164,48 @@ public final class MultiplexedLinks: Sendable {
     /// The open multiplexed connection to `endpoint`, if there is one (for a `continued` notice).
     public func openConnection(to endpoint: PeerEndpoint) -> MultiplexedConnection? {
         state.withLock { s in
+            if let connection = s.sharedConnection(for: endpoint) { return connection }
             if case .open(let connection) = s.slots[endpoint], connection.isOpen { return connection }
             return nil
         }
     }
 
-    /// How many multiplexed connections are open to `endpoint` (to all endpoints when nil).
+    /// How many multiplexed connections are open to `endpoint` (to all endpoints when nil): the
+    /// links' own and the liveness connections shared.
     public func count(_ endpoint: PeerEndpoint? = nil) -> Int {
         state.withLock { s in
-            s.slots.filter { key, slot in
+            let own = s.slots.filter { key, slot in
                 guard endpoint == nil || key == endpoint, case .open(let connection) = slot else { return false }
                 return connection.isOpen
             }.count
+            let shared = endpoint.map { s.sharedConnection(for: $0) == nil ? 0 : 1 } ?? s.shared.values.filter(\.isOpen).count
+            return own + shared
+        }
+    }
+
+    /// Fetches to `device` go on `connection` from now on: the liveness connection, which agreed
+    /// on multiplexing and whose reader passes the replies on (``MultiplexedConnection/received(_:)``).
+    /// A connection the links opened to the device is retired: its fetches in flight finish, then
+    /// it closes.
+    public func share(_ connection: MultiplexedConnection, device: [UInt8]) {
+        let retired = state.withLock { s -> [MultiplexedConnection] in
+            s.shared[device] = connection
+            var retired: [MultiplexedConnection] = []
+            for (endpoint, slot) in s.slots where endpoint.expectedIdentity == device {
+                guard case .open(let own) = slot else { continue }
+                s.slots.removeValue(forKey: endpoint)
+                retired.append(own)
+            }
+            return retired
+        }
+        for own in retired where own.retire() { background.spawn { await own.close() } }
+    }
+
+    /// The liveness connection to `device` ended (its reader ends its fetches in flight): the next
+    /// fetch goes another way.
+    public func unshare(_ connection: MultiplexedConnection, device: [UInt8]) {
+        state.withLock { s in
+            if s.shared[device] === connection { s.shared.removeValue(forKey: device) }
         }
     }
 
@@ -194,22 +240,28 @@ public final class MultiplexedLinks: Sendable {
             (link, connection) = (.plain, nil)
         case .failed(let failure): (link, connection) = (.failed(failure), nil)
         }
-        let waiters = state.withLock { s -> [CheckedContinuation<Link, Never>] in
-            guard case .opening(let waiters) = s.slots[endpoint] else { return [] }
+        let (waiters, handed, superseded) = state.withLock { s -> ([CheckedContinuation<Link, Never>], Link, Bool) in
+            guard case .opening(let waiters) = s.slots[endpoint] else { return ([], link, false) }
+            if case .multiplexed = link, let shared = s.sharedConnection(for: endpoint) {
+                // The liveness connection was shared meanwhile: it takes the fetches.
+                s.slots.removeValue(forKey: endpoint)
+                return (Array(waiters.values), .multiplexed(shared), true)
+            }
             switch link {
             case .multiplexed(let c): s.slots[endpoint] = .open(c)
             case .plain: s.slots[endpoint] = .plain
             default: s.slots.removeValue(forKey: endpoint)
             }
-            return Array(waiters.values)
+            return (Array(waiters.values), link, false)
         }
         if let connection {
             background.spawn({
                 await connection.run()
                 self.ended(connection, at: endpoint)
             }, ifStopped: { self.ended(connection, at: endpoint) })
+            if superseded, connection.retire() { background.spawn { await connection.close() } }
         }
-        for waiter in waiters { waiter.resume(returning: link) }
+        for waiter in waiters { waiter.resume(returning: handed) }
     }
 
     /// The connection's reader ended: the next fetch opens a new one.

@@ -1,7 +1,7 @@
 import Synchronization
 
-/// The cap on the requests a source serves at once on one multiplexed connection: a counting
-/// semaphore whose waiters are served in order.
+/// The cap on the requests served (by a source) or outstanding (from a continuing agent) at once
+/// on one multiplexed connection: a counting semaphore whose waiters are served in order.
 ///
 /// The session takes a slot before it reads on past a request and gives it back when the answer
 /// is written, so at the cap it stops reading: later requests stay in the socket's buffers and,
@@ -10,7 +10,8 @@ import Synchronization
 public final class RequestSlots: Sendable {
     private struct State {
         var free: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [(id: UInt64, waiter: CheckedContinuation<Bool, Never>)] = []
+        var nextWaiter: UInt64 = 0
     }
 
     /// How many requests may be served at once.
@@ -25,17 +26,41 @@ public final class RequestSlots: Sendable {
 
     /// Takes a slot, waiting while all are taken.
     public func acquire() async {
-        if tryAcquire() { return }
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s -> Bool in
-                if s.free > 0 {
-                    s.free -= 1
-                    return true
+        _ = await wait(cancellable: false)
+    }
+
+    /// Takes a slot, waiting while all are taken; false, with no slot taken, when the calling
+    /// task is cancelled first (a caller with a deadline).
+    public func acquireUnlessCancelled() async -> Bool {
+        await wait(cancellable: true)
+    }
+
+    private func wait(cancellable: Bool) async -> Bool {
+        if tryAcquire() { return true }
+        let id = state.withLock { s in
+            s.nextWaiter += 1
+            return s.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { s -> Bool? in
+                    if cancellable, Task.isCancelled { return false }
+                    if s.free > 0 {
+                        s.free -= 1
+                        return true
+                    }
+                    s.waiters.append((id, waiter))
+                    return nil
                 }
-                s.waiters.append(waiter)
-                return false
+                if let now { waiter.resume(returning: now) }
             }
-            if now { waiter.resume() }
+        } onCancel: {
+            guard cancellable else { return }
+            let waiter = state.withLock { s -> CheckedContinuation<Bool, Never>? in
+                guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.waiters.remove(at: index).waiter
+            }
+            waiter?.resume(returning: false)
         }
     }
 
@@ -50,12 +75,12 @@ public final class RequestSlots: Sendable {
 
     /// Gives a slot back: to the longest waiter, if any.
     public func release() {
-        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if !s.waiters.isEmpty { return s.waiters.removeFirst() }
+        let next = state.withLock { s -> CheckedContinuation<Bool, Never>? in
+            if !s.waiters.isEmpty { return s.waiters.removeFirst().waiter }
             s.free = min(s.free + 1, capacity)
             return nil
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 
     /// Slots taken now.

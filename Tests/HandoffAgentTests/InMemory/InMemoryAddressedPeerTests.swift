@@ -27,10 +27,11 @@ struct InMemoryAddressedPeerTests {
         return await condition()
     }
 
-    /// Runs both agents with their apps and bravo's liveness, then `body`.
-    static func runWithLiveness(_ hosts: InMemoryContinueTests.Hosts,
+    /// Runs both agents with their apps and bravo's liveness (through `connector`; bravo's
+    /// transport when nil), then `body`.
+    static func runWithLiveness(_ hosts: InMemoryContinueTests.Hosts, connector: (any PeerConnector)? = nil,
                                 _ body: @escaping @Sendable (_ editorApp: HandoffApplication) async throws -> Void) async throws {
-        let liveness = LivenessService(agent: hosts.bravo.agent, connector: hosts.bravo.transport, clock: hosts.bravo.clock,
+        let liveness = LivenessService(agent: hosts.bravo.agent, connector: connector ?? hosts.bravo.transport, clock: hosts.bravo.clock,
                                        timing: timing, logger: quietLogger)
         try await hosts.run { editorApp in
             try await withThrowingTaskGroup(of: Void.self) { group in

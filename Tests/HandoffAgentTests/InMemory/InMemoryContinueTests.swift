@@ -23,8 +23,9 @@ struct InMemoryContinueTests {
         /// - Parameters:
         ///   - alphaAddresses: where bravo's trust store says alpha can be reached.
         ///   - alphaLastKnown: where bravo's trust store says alpha was last found.
+        ///   - bravoMultiplexes: false: alpha answers bravo as a peer from before multiplexing would.
         init(alpha configureAlpha: (inout AgentConfiguration) -> Void = { _ in }, bravo configureBravo: (inout AgentConfiguration) -> Void = { _ in },
-             alphaAddresses: [PeerAddress] = [], alphaLastKnown: [PeerAddress] = []) {
+             alphaAddresses: [PeerAddress] = [], alphaLastKnown: [PeerAddress] = [], bravoMultiplexes: Bool = true) {
             let network = InMemoryNetwork()
             let keys = (alpha: AdvertisingKey.random(), bravo: AdvertisingKey.random())
             alpha = InMemoryHost("alpha", host: "10.0.0.1", network: network, paired: [InMemoryHost.device("bravo", advertisingKey: keys.bravo)],
@@ -33,7 +34,7 @@ struct InMemoryContinueTests {
             alphaDevice.addresses = alphaAddresses
             alphaDevice.lastKnownAddresses = alphaLastKnown
             bravo = InMemoryHost("bravo", host: "10.0.0.2", network: network, paired: [alphaDevice],
-                                 advertisingKey: keys.bravo, configure: configureBravo)
+                                 advertisingKey: keys.bravo, offersMultiplexing: bravoMultiplexes, configure: configureBravo)
         }
 
         /// Runs both agents with their apps, then `body`.

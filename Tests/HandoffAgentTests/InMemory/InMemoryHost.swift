@@ -54,7 +54,7 @@ final class InMemoryHost: Sendable {
     /// An agent named `name` listening at `host`, paired with the `paired` devices (see
     /// ``device(_:advertisingKey:)``).
     init(_ name: String, host: String, network: InMemoryNetwork, paired: [PairedDevice] = [], advertisingKey: AdvertisingKey = .random(),
-         configure: (inout AgentConfiguration) -> Void = { _ in }) {
+         offersMultiplexing: Bool = true, configure: (inout AgentConfiguration) -> Void = { _ in }) {
         self.name = name
         self.advertisingKey = advertisingKey
         identity = InMemoryDevices.identity(name)
@@ -64,7 +64,9 @@ final class InMemoryHost: Sendable {
         configure(&configuration)
         let security = try! AgentSecurity(identity: identity, trust: TrustStore(ownAdvertisingKey: advertisingKey, devices: paired),
                                           stateDirectory: nil)
-        transport = network.transport(identity: identity.proven, host: host)
+        var transport = network.transport(identity: identity.proven, host: host)
+        transport.offersMultiplexing = offersMultiplexing
+        self.transport = transport
         listener = network.listen(host: host, port: 7000, identity: identity.proven, limits: FrameLimits(maxFrameBytes: 64 * 1024, maxUserInfoBytes: 0))
         agent = Agent(configuration: configuration, port: 7000, transport: transport, logger: quietLogger, security: security, clock: clock,
                       savedActivities: SavedActivities(path: nil))
