@@ -104,6 +104,12 @@ public struct PeerDirectory: Sendable {
             // DNS-SD stays the way to the peer while it shows it: a record pushed over a
             // connection at the stored address (in flight as DNS-SD found it) only brings news.
             (hostTarget, addresses, port, via) = (known.hostTarget, known.addresses, known.port, known.via)
+        } else if via == .dnsSD, addresses.isEmpty, let known = peers[name], known.port == port, known.deviceID == deviceID {
+            // DNS-SD resolved the peer but its address query has not answered yet (Avahi under
+            // load reports the record after a hold of a second without one): it keeps the
+            // addresses it was reached at on that port, rather than moving to its bare host name
+            // and back once the address arrives.
+            addresses = known.addresses
         }
         let record = PeerRecord(name: name, hostTarget: hostTarget, addresses: addresses, port: port, advertisement: advertisement,
                                 deviceID: deviceID, via: via)
