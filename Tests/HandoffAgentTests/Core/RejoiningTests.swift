@@ -27,10 +27,12 @@ struct RejoiningTests {
     func unreachableBeforeListed() {
         let known = PairedDevice(deviceID: Self.id(1), name: "laptop", lastKnownAddresses: [PeerAddress(host: "10.0.0.1", port: 7000)])
         var rejoining = Rejoining(devices: [known])
-        #expect(!rejoining.foundUnreachable(Self.id(1), listed: false))
+        let shownBeforeListed = rejoining.foundUnreachable(Self.id(1), listed: false)
+        #expect(!shownBeforeListed)
         #expect(!rejoining.reachesAtLastKnownAddresses(Self.id(1)), "one failure, not a probe for ever")
         rejoining.announced(by: Self.id(1))
-        #expect(rejoining.foundUnreachable(Self.id(1), listed: true), "a listed device that stops answering is shown unreachable")
+        let shownListed = rejoining.foundUnreachable(Self.id(1), listed: true)
+        #expect(shownListed, "a listed device that stops answering is shown unreachable")
         #expect(rejoining.reachesAtLastKnownAddresses(Self.id(1)), "a listed device is still reached where it announced from")
     }
 
