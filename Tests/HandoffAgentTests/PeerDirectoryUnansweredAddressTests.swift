@@ -27,6 +27,18 @@ struct PeerDirectoryUnansweredAddressTests {
         #expect(directory.peer(named: "h7")?.addresses == ["198.18.0.17"])
     }
 
+    @Test("a first record without addresses is reached at its device's last known hosts, on the port DNS-SD resolved")
+    func lastKnownHosts() throws {
+        var directory = PeerDirectory(ownAgentID: PeerDirectoryTests.ownID)
+        _ = directory.update(name: "h7", hostTarget: "h7.local.", addresses: [], port: 41002, txtRecord: Self.record, deviceID: Self.device,
+                             unansweredAddresses: ["198.18.0.7"])
+        #expect(directory.peer(named: "h7")?.endpoint
+            == PeerEndpoint(addresses: ["198.18.0.7"], orHost: "h7.local.", port: 41002, expectedIdentity: Self.device.bytes))
+        _ = directory.update(name: "h7", hostTarget: "h7.local.", addresses: ["198.18.0.70"], port: 41002, txtRecord: Self.record,
+                             deviceID: Self.device, unansweredAddresses: ["198.18.0.7"])
+        #expect(directory.peer(named: "h7")?.addresses == ["198.18.0.70"], "DNS-SD's address, once answered, wins")
+    }
+
     @Test("on another port, or for another device, a record without addresses is reached by its host name")
     func movesWhenTheEndpointDoes() throws {
         var directory = PeerDirectory(ownAgentID: PeerDirectoryTests.ownID)
