@@ -61,8 +61,11 @@ struct AdvertisementIntake: Sendable {
     /// that device signed it: a paired device cannot speak for another. An `announced` record
     /// came with the device's word that it started (`announce`): like a fresh resolve, it makes
     /// liveness probe at once, and its address is remembered.
+    /// `lastKnownHosts`: the hosts a paired device was last found at (``PairedDevice/lastKnownAddresses``),
+    /// the addresses of a resolve reported before its address query answered.
     mutating func resolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil, announced: Bool = false,
                            senders: [SealedAdvertisement.Sender], isPaired: (DeviceID) -> Bool,
+                           lastKnownHosts: (DeviceID) -> [String] = { _ in [] },
                            directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
         let name = service.instanceName
         let via: PeerDiscovery = pushedBy == nil ? .dnsSD : .address
@@ -88,7 +91,8 @@ struct AdvertisementIntake: Sendable {
                 ])
                 return []
             }
-            return take(opened, from: service, via: via, announced: announced, directory: &directory, now: now)
+            return take(opened, from: service, via: via, announced: announced, lastKnownHosts: lastKnownHosts(opened.deviceID),
+                        directory: &directory, now: now)
         case .forged(let claimed):
             // Sealed with a paired device's key but not signed by it: another holder of the key
             // (a paired device gone bad), or a genuine record moved to another instance name.
@@ -151,7 +155,7 @@ struct AdvertisementIntake: Sendable {
 
     /// Takes a verified record, unless it is a replay.
     private mutating func take(_ opened: SealedAdvertisement.Opened, from service: DiscoveredService, via: PeerDiscovery,
-                               announced: Bool, directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
+                               announced: Bool, lastKnownHosts: [String], directory: inout PeerDirectory, now: AgentInstant) -> [Directive] {
         let name = service.instanceName
         var directives: [Directive] = []
         switch seen.admit(opened.deviceID, timestamp: opened.timestamp, instanceName: name) {
@@ -177,7 +181,7 @@ struct AdvertisementIntake: Sendable {
         if found { resolveGenerations[opened.deviceID, default: 0] += 1 }
         let update = directory.update(
             name: name, hostTarget: service.hostTarget, addresses: service.addresses,
-            port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID, via: via)
+            port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID, via: via, unansweredAddresses: lastKnownHosts)
         switch update {
         case .added, .changed:
             logger.info("peer \(update == .added ? "found" : "updated")", metadata: [

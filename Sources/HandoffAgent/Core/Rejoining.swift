@@ -35,6 +35,20 @@ struct Rejoining: Sendable {
     /// known addresses.
     mutating func unreachable(_ device: DeviceID) { pending.remove(device) }
 
+    /// Liveness found `device` unreachable; `listed`: whether the directory lists it (DNS-SD,
+    /// an announce or a stored address showed it). Returns whether to show it unreachable.
+    ///
+    /// A device not listed was never heard from since start (its last known addresses refused,
+    /// or nothing answered there): it is not tried there again, and not marked unreachable. A
+    /// refused stale address says nothing of the device (it listens on another port now), and
+    /// DNS-SD may show it a moment later: it is then listed reachable until liveness finds
+    /// otherwise, like any peer found, rather than unreachable until a probe answers (with
+    /// 24 agents starting together, one flip and one flip back per peer).
+    mutating func foundUnreachable(_ device: DeviceID, listed: Bool) -> Bool {
+        if !listed { unreachable(device) }
+        return listed
+    }
+
     /// The device announced that it is back (its address is now its last known one).
     mutating func announced(by device: DeviceID) { pending.insert(device) }
 

@@ -15,6 +15,7 @@ extension Agent {
         senders.append(.init(deviceID: deviceID, advertisingKey: trust.ownAdvertisingKey, publicKey: security.identity.publicKey))
         let trust = self.trust
         perform(intake.resolved(service, pushedBy: pushedBy, announced: announced, senders: senders, isPaired: { trust.isPaired($0) },
+                                lastKnownHosts: { trust.device($0)?.lastKnownAddresses.map(\.host) ?? [] },
                                 directory: &directory, now: timeline.now))
     }
 

@@ -56,9 +56,12 @@ extension Agent {
     /// Liveness found a paired device unreachable (its activities are no longer offered) or
     /// reachable again.
     public func setReachability(_ deviceID: DeviceID, reachable: Bool, lastHeard: Date?) {
-        if !reachable, !directory.all.contains(where: { $0.deviceID == deviceID }) {
-            // Never heard from at its last known addresses: not tried there again.
-            rejoining.unreachable(deviceID)
+        if !reachable, !rejoining.foundUnreachable(deviceID, listed: directory.all.contains { $0.deviceID == deviceID }) {
+            // Never heard from since start: not tried at its last known addresses again, and not
+            // marked unreachable (``Rejoining/foundUnreachable(_:listed:)``).
+            cutOff(deviceID, name: deviceID.shortID, lastHeard: lastHeard)
+            logger.debug("not reached at its last known addresses", metadata: ["handoff.device": "\(deviceID.shortID)"])
+            return
         }
         if !reachable {
             // A goodbye heard for it is now confirmed.
@@ -69,14 +72,18 @@ extension Agent {
         if reachable {
             logger.info("peer reachable again", metadata: ["handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)"])
         } else {
-            // Idle connections to it would only hold a continuation until its fetch deadline, and
-            // the continuations fetching from it now would wait for it: both end now.
-            fetchPool.discard { $0.expectedIdentity == deviceID.bytes }
-            abandonFetches(from: deviceID, name: name, lastHeard: lastHeard)
+            cutOff(deviceID, name: name, lastHeard: lastHeard)
             logger.info("peer unreachable", metadata: [
                 "handoff.peer": "\(name)", "handoff.device": "\(deviceID.shortID)",
                 "handoff.lastHeard": "\(lastHeard.map { ContinuationSource.describe($0, now: wallClock()) } ?? "never")",
             ])
         }
+    }
+
+    /// Idle connections to an unreachable device would only hold a continuation until its fetch
+    /// deadline, and the continuations fetching from it now would wait for it: both end now.
+    private func cutOff(_ deviceID: DeviceID, name: String, lastHeard: Date?) {
+        fetchPool.discard { $0.expectedIdentity == deviceID.bytes }
+        abandonFetches(from: deviceID, name: name, lastHeard: lastHeard)
     }
 }

@@ -90,9 +90,11 @@ public struct PeerDirectory: Sendable {
     public init(ownAgentID: String) { self.ownAgentID = ownAgentID }
 
     /// Records a resolved service: `txtRecord` is the advertisement (opened, when sealed),
-    /// `deviceID` who sealed it and `via` how it arrived.
+    /// `deviceID` who sealed it and `via` how it arrived. `unansweredAddresses`: where to reach
+    /// it when DNS-SD resolved it before its address query answered and no address is known on
+    /// that port (the hosts its device was last found at).
     public mutating func update(name: String, hostTarget: String, addresses: [String], port: UInt16, txtRecord: [UInt8],
-                                deviceID: DeviceID? = nil, via: PeerDiscovery = .dnsSD) -> Update {
+                                deviceID: DeviceID? = nil, via: PeerDiscovery = .dnsSD, unansweredAddresses: [String] = []) -> Update {
         let advertisement: ActivityAdvertisement
         do { advertisement = try ActivityAdvertisement(txtRecord: txtRecord) } catch {
             peers.removeValue(forKey: name)
@@ -104,6 +106,13 @@ public struct PeerDirectory: Sendable {
             // DNS-SD stays the way to the peer while it shows it: a record pushed over a
             // connection at the stored address (in flight as DNS-SD found it) only brings news.
             (hostTarget, addresses, port, via) = (known.hostTarget, known.addresses, known.port, known.via)
+        } else if via == .dnsSD, addresses.isEmpty {
+            // DNS-SD resolved the peer but its address query has not answered yet (Avahi under
+            // load reports the record after a hold of a second without one): it keeps the
+            // addresses it was reached at on that port, else its device's last known hosts,
+            // rather than moving to its bare host name and back once the address arrives.
+            let known = peers[name].flatMap { $0.port == port && $0.deviceID == deviceID && !$0.addresses.isEmpty ? $0.addresses : nil }
+            addresses = known ?? unansweredAddresses
         }
         let record = PeerRecord(name: name, hostTarget: hostTarget, addresses: addresses, port: port, advertisement: advertisement,
                                 deviceID: deviceID, via: via)

@@ -23,6 +23,19 @@ struct RejoiningTests {
         #expect(!rejoining.reachesAtLastKnownAddresses(Self.id(2)), "one failure, not a probe for ever")
     }
 
+    @Test("a device not listed that liveness finds unreachable (a stale last known address) is not shown unreachable, and not tried there again")
+    func unreachableBeforeListed() {
+        let known = PairedDevice(deviceID: Self.id(1), name: "laptop", lastKnownAddresses: [PeerAddress(host: "10.0.0.1", port: 7000)])
+        var rejoining = Rejoining(devices: [known])
+        let shownBeforeListed = rejoining.foundUnreachable(Self.id(1), listed: false)
+        #expect(!shownBeforeListed)
+        #expect(!rejoining.reachesAtLastKnownAddresses(Self.id(1)), "one failure, not a probe for ever")
+        rejoining.announced(by: Self.id(1))
+        let shownListed = rejoining.foundUnreachable(Self.id(1), listed: true)
+        #expect(shownListed, "a listed device that stops answering is shown unreachable")
+        #expect(rejoining.reachesAtLastKnownAddresses(Self.id(1)), "a listed device is still reached where it announced from")
+    }
+
     @Test("the first connection to each device after start announces; later ones only when they subscribe")
     func announces() {
         var rejoining = Rejoining(devices: [])
