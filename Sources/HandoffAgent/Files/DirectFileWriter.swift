@@ -25,7 +25,7 @@ final class DirectFileWriter: @unchecked Sendable {
     /// The alignment of direct writes' offsets, lengths and memory.
     static let alignment = 4096
     /// Aligned middles shorter than this are written buffered.
-    static let minimumDirectBytes = 256 * 1024
+    static let minimumDirectBytes = 64 * 1024
 
     private var staging: UnsafeMutableRawPointer?
     private var capacity = 0
