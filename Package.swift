@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "HandoffAgent",
             dependencies: [
-                "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffSaved", "HandoffTransport", "HandoffTrust",
+                "CHandoffShims", "HandoffConfiguration", "HandoffCore", "HandoffDiscovery", "HandoffSaved", "HandoffTransport", "HandoffTrust",
                 .target(name: "CDBus", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,7 +121,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        // Small C shims for what Swift's Glibc module does not export (mallopt).
+        // Small C shims for what Swift's Glibc module does not export (mallopt, O_DIRECT).
         .target(name: "CHandoffShims"),
         .executableTarget(
             name: "handoffd",

@@ -5,4 +5,7 @@
 /// on success.
 int handoff_limit_malloc_arenas(int arenas);
 
+/// The open flag O_DIRECT (writes that bypass the page cache), or 0 where there is none.
+int handoff_o_direct_flag(void);
+
 #endif

@@ -40,7 +40,8 @@ enum FileSinkOutcome: Sendable {
 
 /// The receiving agent's file sink, in the peer connection's pipeline (before its splice) for
 /// the length of a file send: each file's data frames are checked, batched, written with
-/// `pwrite` and hashed (SHA-256) on NIO's blocking thread pool, in order, one batch at a time;
+/// `pwrite` (``DirectFileWriter``: past the page cache where the file system allows) and hashed
+/// (SHA-256) on NIO's blocking thread pool, in order, one batch at a time;
 /// the session's task sees only each file's end (``receive(_:)``). Nothing is fsynced here: the
 /// file's only `fsync` is the session's, before the file is linked into place.
 ///
@@ -78,6 +79,8 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
         var claimed: String?
         /// Why it stopped, when it did before its `fileEnd`.
         var failure: FileSinkOutcome?
+        /// Writes its batches (past the page cache where it can), one at a time.
+        let writer = DirectFileWriter()
 
         /// Its end is known: nothing more of it is taken.
         var isDecided: Bool { claimed != nil || failure != nil }
@@ -243,8 +246,9 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
         file.batch = []
         file.batchCount = 0
         file.digest = nil
+        let writer = file.writer
         pool.runIfActive(eventLoop: eventLoop) {
-            Self.write(buffers, to: fd, at: offset, digest: digest)
+            Self.write(buffers, to: fd, at: offset, digest: digest, writer: writer)
         }.whenComplete { result in
             self.batchWritten(result, of: file)
         }
@@ -310,29 +314,16 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
         var failure: String?
     }
 
-    /// Writes `buffers` to `fd` from `offset` and hashes them; stops at the first failed write.
-    private static func write(_ buffers: [ByteBuffer], to fd: Int32, at offset: Int, digest: ContentDigest) -> BatchResult {
-        var result = BatchResult(digest: digest, written: 0)
-        for buffer in buffers {
-            let failed = buffer.withUnsafeReadableBytes { bytes -> Int32? in
-                var done = 0
-                while done < bytes.count {
-                    let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + result.written + done))
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return errno
-                    }
-                    done += n
-                }
-                result.digest.update(bytes)
-                return nil
-            }
-            if let failed {
-                result.failure = String(cString: strerror(failed))
-                return result
-            }
-            result.written += buffer.readableBytes
+    /// Writes `buffers` to `fd` from `offset` (``DirectFileWriter``) and hashes them; stops at
+    /// the first failed write.
+    private static func write(_ buffers: [ByteBuffer], to fd: Int32, at offset: Int, digest: ContentDigest, writer: DirectFileWriter) -> BatchResult {
+        let done = writer.write(buffers, to: fd, at: offset)
+        var result = BatchResult(digest: digest, written: done.bytes)
+        if let failed = done.errno {
+            result.failure = String(cString: strerror(failed))
+            return result
         }
+        for buffer in buffers { buffer.withUnsafeReadableBytes { result.digest.update($0) } }
         return result
     }
 }
