@@ -46,7 +46,10 @@ final class BrowserHostOnHostsTests: LabTestCase {
         let second = try step(directory, 2, [["type": "page", "url": "https://example.com/private", "title": "Secret", "incognito": true]])
         XCTAssertEqual(second.first?["ok"] as? Bool, true, "\(second)")
         XCTAssertNil(second.first?["offered"], "\(second)")
-        try lab.waitUntil("the page withdrawn from h2", timeout: 3) { try lab.offered(on: "h2").isEmpty }
+        // Withdrawn by DNS-SD alone (a TXT update): right after the previous change, Avahi's
+        // announcement timers took 0.03–4.1 s over six runs (2026-11-26), so 3 s failed about
+        // one run in three; the bound is patience, not a latency target (BENCHMARKS' visible row).
+        try lab.waitUntil("the page withdrawn from h2", timeout: 10) { try lab.offered(on: "h2").isEmpty }
         let held = try lab.handoff("h1", "status", "--json").stdout
         XCTAssertFalse(held.contains("example.com/private"), held)
 

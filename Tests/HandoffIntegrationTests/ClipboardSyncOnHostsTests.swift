@@ -43,6 +43,12 @@ final class ClipboardSyncOnHostsTests: LabTestCase {
         try lab.startAgent("h1", config: config, environment: ["DISPLAY": d1])
         try lab.startAgent("h2", config: config, environment: ["DISPLAY": d2])
         try lab.pair("h1", "h2")
+        // What is on a clipboard at an agent's first look is not offered: copy only after it.
+        for host in ["h1", "h2"] {
+            try lab.waitUntil("\(host)'s agent watching its desktop clipboard", timeout: 5) {
+                lab.logLines("\(try lab.path(host))/handoffd.log").contains { $0.contains("clipboard.sync: watching the desktop clipboard") }
+            }
+        }
 
         let text = "copied on h1 at \(Date().timeIntervalSince1970)"
         try xclipCopy(text, on: "h1", display: d1)

@@ -19,7 +19,9 @@ import Foundation
 /// item to the paired devices, as `handoff copy` would. It polls every `interval`: the
 /// clipboard's types (one short command), and its contents only to compare them with the last
 /// seen (by SHA-256), so an item this agent put there itself (a paired device's) is never offered
-/// back. What is on the clipboard when the agent starts is not offered: only a new copy is.
+/// back. What is on the clipboard when the agent starts is not offered: only a new copy is. The
+/// first look is taken at once, and logged ("clipboard.sync: watching the desktop clipboard"):
+/// from then on, every copy is offered.
 /// The other direction, a paired device's item put on the desktop clipboard, is the agent's
 /// (`putOnDesktopClipboard`), when the item is first seen.
 public struct ClipboardSyncService: Service, CustomStringConvertible {
@@ -40,8 +42,13 @@ public struct ClipboardSyncService: Service, CustomStringConvertible {
         var lastSeen: String?
         var warned = false
         var started = false
+        var looked = false
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            do { try await Task.sleep(for: interval) } catch { return }
+            // The first look at once: what is copied after it is offered; what was there before is not.
+            if looked {
+                do { try await Task.sleep(for: interval) } catch { return }
+            }
+            looked = true
             guard agent.configuration.clipboard.sync else { continue }
             let clipboard: DesktopClipboard
             switch DesktopClipboard.detect(environment: environment) {
@@ -58,6 +65,10 @@ public struct ClipboardSyncService: Service, CustomStringConvertible {
             // The first look only learns what is there already.
             let firstLook = !started
             started = true
+            if firstLook {
+                agent.logger.info("clipboard.sync: watching the desktop clipboard", metadata: [
+                    "handoff.clipboard": "\(clipboard.kind == .x11 ? "X11 (xclip)" : "Wayland (wl-clipboard)")", "handoff.interval": "\(interval)"])
+            }
             guard let (bytes, mimeType, digest) = current, digest != lastSeen else { continue }
             lastSeen = digest
             guard !firstLook, await agent.clipboardLastPut != digest else { continue }
