@@ -38,42 +38,50 @@ public struct ClipboardSyncService: Service, CustomStringConvertible {
     /// What ServiceLifecycle logs: never the environment, which may hold secrets.
     public var description: String { "ClipboardSyncService(interval: \(interval))" }
 
-    public func run() async throws {
+    /// What the watch has learnt so far.
+    private struct Watch {
+        /// The SHA-256 of the clipboard's contents at the last look.
         var lastSeen: String?
+        /// Whether the missing desktop clipboard was reported.
         var warned = false
+        /// Whether the first look, which only learns what is there already, was taken.
         var started = false
-        var looked = false
+    }
+
+    public func run() async throws {
+        var watch = Watch()
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             // The first look at once: what is copied after it is offered; what was there before is not.
-            if looked {
-                do { try await Task.sleep(for: interval) } catch { return }
-            }
-            looked = true
-            guard agent.configuration.clipboard.sync else { continue }
-            let clipboard: DesktopClipboard
-            switch DesktopClipboard.detect(environment: environment) {
-            case .success(let found): clipboard = found
-            case .failure(let unavailable):
-                if !warned { agent.logger.warning("clipboard.sync: \(unavailable.reason)") }
-                warned = true
-                continue
-            }
-            var current: (bytes: [UInt8], mimeType: String, digest: String)?
-            if let (type, mimeType) = await types(clipboard).flatMap(DesktopClipboard.pick), let bytes = await read(clipboard, type) {
-                current = (bytes, mimeType, ContentDigest.hex(of: bytes))
-            }
-            // The first look only learns what is there already.
-            let firstLook = !started
-            started = true
-            if firstLook {
-                agent.logger.info("clipboard.sync: watching the desktop clipboard", metadata: [
-                    "handoff.clipboard": "\(clipboard.kind == .x11 ? "X11 (xclip)" : "Wayland (wl-clipboard)")", "handoff.interval": "\(interval)"])
-            }
-            guard let (bytes, mimeType, digest) = current, digest != lastSeen else { continue }
-            lastSeen = digest
-            guard !firstLook, await agent.clipboardLastPut != digest else { continue }
-            await agent.offerDesktopClipboard(bytes, mimeType: mimeType)
+            await look(&watch)
+            do { try await Task.sleep(for: interval) } catch { return }
         }
+    }
+
+    /// One look at the desktop clipboard: offers its contents when they are new since the last.
+    private func look(_ watch: inout Watch) async {
+        guard agent.configuration.clipboard.sync else { return }
+        let clipboard: DesktopClipboard
+        switch DesktopClipboard.detect(environment: environment) {
+        case .success(let found): clipboard = found
+        case .failure(let unavailable):
+            if !watch.warned { agent.logger.warning("clipboard.sync: \(unavailable.reason)") }
+            watch.warned = true
+            return
+        }
+        var current: (bytes: [UInt8], mimeType: String, digest: String)?
+        if let (type, mimeType) = await types(clipboard).flatMap(DesktopClipboard.pick), let bytes = await read(clipboard, type) {
+            current = (bytes, mimeType, ContentDigest.hex(of: bytes))
+        }
+        let firstLook = !watch.started
+        if firstLook {
+            watch.started = true
+            agent.logger.info("clipboard.sync: watching the desktop clipboard", metadata: [
+                "handoff.clipboard": "\(clipboard.kind == .x11 ? "X11 (xclip)" : "Wayland (wl-clipboard)")", "handoff.interval": "\(interval)"])
+        }
+        guard let (bytes, mimeType, digest) = current, digest != watch.lastSeen else { return }
+        watch.lastSeen = digest
+        guard !firstLook, await agent.clipboardLastPut != digest else { return }
+        await agent.offerDesktopClipboard(bytes, mimeType: mimeType)
     }
 
     /// The clipboard's types; nil when it has no owner (or the tool is missing).
