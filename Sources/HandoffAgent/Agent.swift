@@ -170,7 +170,7 @@ public actor Agent {
         let agentID = UUID().uuidString.replacing("-", with: "").lowercased()
         self.agentID = agentID
         self.instanceName = "handoff-" + agentID.prefix(12)
-        self.hello = PeerHello(agentID: agentID, name: configuration.name, multiplexing: true)
+        self.hello = PeerHello(agentID: agentID, name: configuration.name, multiplexing: true, pushesAdvertisements: true)
         self.directory = PeerDirectory(ownAgentID: agentID)
         let publishedFile = security.stateDirectory.map(PublishedActivitiesFile.init(stateDirectory:))
         self.publishedFile = publishedFile

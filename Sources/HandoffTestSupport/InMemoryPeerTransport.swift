@@ -12,9 +12,10 @@ public struct InMemoryPeerTransport: PeerTransport {
     public let identity: ProvenPeerIdentity?
     /// The agent's own address, which the listeners it connects to see as the remote address.
     public let host: String?
-    /// False: the hellos sent on pinned connections offer no multiplexing, so the agents reached
-    /// answer as to a peer from before it (each fetch on a connection of its own), and their own
-    /// hellos, unagreed, make them look the same to this agent: an old peer, as it sees it.
+    /// False: the hellos sent on pinned connections offer no multiplexing (nor say that this agent
+    /// pushes its advertisement), so the agents reached answer as to a peer from before it (each
+    /// fetch on a connection of its own), and their own hellos, unagreed, make them look the same
+    /// to this agent: an old peer, as it sees it.
     public var offersMultiplexing = true
 
     /// A transport for an agent that proves `identity` on `network`, from `host`.
@@ -40,7 +41,7 @@ public struct InMemoryPeerTransport: PeerTransport {
     }
 }
 
-/// A connection whose outgoing hellos offer no multiplexing (``InMemoryPeerTransport/offersMultiplexing``).
+/// A connection whose outgoing hellos offer no multiplexing and no pushed advertisement (``InMemoryPeerTransport/offersMultiplexing``).
 struct HelloWithoutMultiplexing: FrameConnection {
     let base: any FrameConnection
 
@@ -48,6 +49,7 @@ struct HelloWithoutMultiplexing: FrameConnection {
         try await base.send(frames.map { frame in
             guard case .hello(var hello)? = try? PeerMessage(frame: frame) else { return frame }
             hello.multiplexing = false
+            hello.pushesAdvertisements = false
             return PeerMessage.hello(hello).frame
         })
     }

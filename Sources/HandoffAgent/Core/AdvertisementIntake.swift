@@ -43,6 +43,9 @@ struct AdvertisementIntake: Sendable {
     var unreadable: [String: UnreadableService] = [:]
     /// How many times DNS-SD resolved each paired device: liveness probes at once when it grows.
     var resolveGenerations: [DeviceID: Int] = [:]
+    /// The timestamp of the last record each device pushed over its liveness connection: DNS-SD,
+    /// slower, then brings the records before it late, which are no replay worth a warning.
+    private(set) var pushedTimestamps: [DeviceID: UInt64] = [:]
     /// The instance names under which this agent's browse shows its own verified record now
     /// (`handoff doctor`'s own-service check).
     private(set) var ownInstancesVisible: Set<String> = []
@@ -133,7 +136,8 @@ struct AdvertisementIntake: Sendable {
 
     /// A device is no longer paired: its records are forgotten.
     mutating func forget(_ id: DeviceID, now: AgentInstant) -> [Directive] {
-        seen.forget(id) ? seenChanged(now: now) : []
+        pushedTimestamps.removeValue(forKey: id)
+        return seen.forget(id) ? seenChanged(now: now) : []
     }
 
     /// The seen advertisements changed: write them now, or at the end of ``saveInterval`` after
@@ -159,6 +163,14 @@ struct AdvertisementIntake: Sendable {
         let name = service.instanceName
         var directives: [Directive] = []
         switch seen.admit(opened.deviceID, timestamp: opened.timestamp, instanceName: name) {
+        case .replay(let last) where via == .dnsSD && pushedTimestamps[opened.deviceID] == last.timestamp && last.instanceName == name:
+            // The device pushed a newer record on its liveness connection: DNS-SD is behind. The
+            // newer one stays (never rolled back), and nothing changes.
+            logger.debug("ignoring an older advertisement DNS-SD brought after a newer one was pushed", metadata: [
+                "handoff.peer": "\(name)", "handoff.device": "\(opened.deviceID.shortID)",
+                "handoff.timestamp": "\(opened.timestamp)", "handoff.last": "\(last.timestamp)",
+            ])
+            return []
         case .replay(let last):
             logger.info("ignoring a replayed advertisement", metadata: [
                 "handoff.peer": "\(name)", "handoff.device": "\(opened.deviceID.shortID)",
@@ -167,6 +179,7 @@ struct AdvertisementIntake: Sendable {
             return []
         case .fresh:
             directives = seenChanged(now: now)
+            if via == .address { pushedTimestamps[opened.deviceID] = opened.timestamp } else { pushedTimestamps.removeValue(forKey: opened.deviceID) }
         case .sameRecord:
             break
         }

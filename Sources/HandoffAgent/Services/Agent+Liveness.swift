@@ -19,8 +19,11 @@ public struct LivenessTarget: Sendable, Hashable {
     public var endpoints: [PeerEndpoint]
     /// Grows on every fresh DNS-SD resolve of the peer.
     public var generation: Int
-    /// Whether the connection subscribes to the peer's advertisement: DNS-SD shows nothing of
-    /// it, so what it offers comes over this connection (``PeerDiscovery/address``).
+    /// Whether the connection must subscribe to the peer's advertisement: DNS-SD shows nothing of
+    /// it, so what it offers comes over this connection (``PeerDiscovery/address``), and it is
+    /// told this agent's own at every connection (`announce`). A connection to a peer DNS-SD shows
+    /// subscribes too when the peer's hello says it pushes (``PeerHello/pushesAdvertisements``),
+    /// so that its changes arrive at once; DNS-SD stays the way to it.
     public var subscribes: Bool
 }
 

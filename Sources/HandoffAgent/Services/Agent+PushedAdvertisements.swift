@@ -3,11 +3,15 @@ import HandoffCore
 import HandoffDiscovery
 import HandoffTrust
 
-/// Paired devices known by address: where DNS-SD shows nothing of a device (no multicast between
-/// the two, a router, a VPN), liveness reaches it at its stored addresses and subscribes to its
-/// advertisement on the kept connection (``LivenessTarget/subscribes``). Each record it pushes
-/// takes the same path as one DNS-SD resolved: opened, checked for its signature and freshness by
-/// ``AdvertisementIntake``, then offered, watched and notified like any other.
+/// Advertisements pushed over the kept liveness connection. Where DNS-SD shows nothing of a
+/// device (no multicast between the two, a router, a VPN), liveness reaches it at its stored
+/// addresses and subscribes to its advertisement (``LivenessTarget/subscribes``); it subscribes
+/// as well to every peer DNS-SD shows whose hello says it pushes
+/// (``PeerHello/pushesAdvertisements``), so that a change there arrives in one frame rather than
+/// at DNS-SD's next announcement. Each record pushed takes the same path as one DNS-SD resolved:
+/// opened, checked for its signature and freshness by ``AdvertisementIntake`` (the newest record
+/// wins by either path, the same one by both is taken once), then offered, watched and notified
+/// like any other.
 extension Agent {
     /// A record `deviceID` pushed over the liveness connection to `endpoint` (`announced`: with
     /// its word that it started, ``receivedAnnouncement(port:instanceName:txtRecord:from:host:)``).
@@ -20,8 +24,9 @@ extension Agent {
         handleResolved(service, pushedBy: deviceID, announced: announced)
     }
 
-    /// Liveness stopped watching a device (unpaired, its addresses removed, or now shown by
-    /// DNS-SD): what it pushed is forgotten, as a DNS-SD goodbye would forget it.
+    /// Liveness stopped watching a device (unpaired, or neither DNS-SD nor an address shows it
+    /// any more): what it pushed for a peer DNS-SD does not show is forgotten, as a DNS-SD
+    /// goodbye would forget it.
     public func forgetPushedAdvertisements(of deviceID: DeviceID) {
         for peer in directory.all where peer.deviceID == deviceID && peer.via == .address {
             if directory.remove(name: peer.instanceName) != nil {

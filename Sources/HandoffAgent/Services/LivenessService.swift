@@ -36,6 +36,9 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     private var currentKey: AdvertisingKey?
     /// Attempts the machine closed before their connection opened.
     private var abandoned: Set<Int> = []
+    /// The connections that subscribed to the peer's advertisement, by attempt: where each
+    /// reaches the peer, and the record it pushed last.
+    private var subscriptions: [Int: (endpoint: PeerEndpoint, last: AdvertisementFeed.Record?)] = [:]
     private var stopped = false
 
     /// - Parameters:
@@ -67,7 +70,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                     case .connect(let key, let attempt):
                         guard let target = targets[key], !target.endpoints.isEmpty else { continue }
                         let endpoint = target.endpoints[(endpointIndex[key] ?? 0) % target.endpoints.count]
-                        group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint, subscribe: target.subscribes) }
+                        group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint, knownByAddress: target.subscribes) }
                     case .ping(_, let attempt, let sequence):
                         guard let connection = connections[attempt]?.connection else { continue }
                         group.addTask { try? await connection.send([PeerMessage.ping(sequence: sequence).frame]) }
@@ -111,10 +114,21 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         for (key, target) in current {
             if let old = targets[key] {
                 // DNS-SD found it afresh, or it moved between DNS-SD and its stored addresses.
-                let moved = old.endpoints != target.endpoints || old.subscribes != target.subscribes
+                let routeChanged = old.subscribes != target.subscribes
+                let moved = old.endpoints != target.endpoints || routeChanged
                 if old.generation != target.generation || moved {
                     if moved { endpointIndex[key] = 0 }
-                    actions += machine.resolved(key, now: now, endpointChanged: moved)
+                    // Between DNS-SD and the stored addresses, an open connection that subscribed
+                    // stays: pinned to the device, it reaches it and brings its records either way,
+                    // and a new one would cost a handshake (and could flip its reachability).
+                    let kept = routeChanged ? subscription(of: key) : nil
+                    actions += machine.resolved(key, now: now, endpointChanged: moved && kept == nil)
+                    if target.subscribes, let kept, let record = kept.last {
+                        // No longer shown by DNS-SD: what the device pushed last is its record now
+                        // (as a new subscription would bring it at once).
+                        await agent.receivedPushedAdvertisement(instanceName: record.instanceName, txtRecord: record.txtRecord, from: key,
+                                                                at: kept.endpoint)
+                    }
                 }
             } else {
                 // A peer is reachable until found otherwise: forget what an earlier watch found
@@ -162,10 +176,13 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     }
 
     /// One connection to a peer: hello, then pongs (and, when subscribed, its advertisements)
-    /// until it closes or the machine closes it. When the hellos agree on multiplexing, it is also
+    /// until it closes or the machine closes it. It subscribes when the peer is `knownByAddress`
+    /// (DNS-SD shows nothing of it), and to every peer whose hello says it pushes its
+    /// advertisement (``PeerHello/pushesAdvertisements``): a change there then reaches this agent
+    /// in one frame, not when DNS-SD next announces it. When the hellos agree on multiplexing, it is also
     /// the connection the agent's fetches and `continued` notices to the peer go on
     /// (``MultiplexedLinks/share(_:device:)``): its `reply` frames go to them, and count as heard.
-    private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint, subscribe: Bool) async {
+    private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint, knownByAddress: Bool) async {
         let connection: any FrameConnection
         // The fetches' limits: their replies come on this connection.
         let limits = await agent.client.limits
@@ -195,10 +212,13 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 refused = true
                 throw LivenessProbeError(reason: "the peer did not answer the first ping (it may have unpaired this device)")
             }
-            // One write: the subscription, and word that this agent is back (``Rejoining``).
-            let announce = await agent.announcement(to: key, subscribing: subscribe)
+            let subscribe = knownByAddress || theirs.pushesAdvertisements
+            // One write: the subscription, and word that this agent is back (``Rejoining``; to a
+            // device known by address every time, as it may not see this one over DNS-SD either).
+            let announce = await agent.announcement(to: key, subscribing: knownByAddress)
             let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
             if !frames.isEmpty { try await connection.send(frames) }
+            if subscribe { subscriptions[attempt] = (endpoint, nil) }
             if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
                 let shared = MultiplexedConnection(connection: connection, limits: limits)
                 links.share(shared, device: key.bytes)
@@ -213,6 +233,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                     guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
                 case .advertisement where subscribe:
                     guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
+                    subscriptions[attempt]?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
                     await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
                 default:
                     throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")
@@ -229,6 +250,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         }
         await connection.close()
         connections.removeValue(forKey: attempt)
+        subscriptions.removeValue(forKey: attempt)
         await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
     }
 
@@ -236,6 +258,11 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         guard !stopped, abandoned.remove(attempt) == nil else { return false }
         connections[attempt] = (key, connection)
         return true
+    }
+
+    /// The open connection to `key` that subscribed to its advertisement, if any.
+    private func subscription(of key: DeviceID) -> (endpoint: PeerEndpoint, last: AdvertisementFeed.Record?)? {
+        connections.lazy.compactMap { $0.value.key == key ? self.subscriptions[$0.key] : nil }.first
     }
 
     private func heard(_ key: DeviceID, attempt: Int) {

@@ -102,6 +102,9 @@ public struct PeerDirectory: Sendable {
         }
         guard advertisement.agentID != ownAgentID else { return .ownAdvertisement }
         var (hostTarget, addresses, port, via) = (hostTarget, addresses, port, via)
+        // A record pushed for an instance DNS-SD shows brings news of the peer, but a goodbye heard
+        // for the instance stands until DNS-SD resolves it again or liveness finds the device gone.
+        let pushedOverDNSSD = via == .address && peers[name]?.via == .dnsSD
         if via == .address, let known = peers[name], known.via == .dnsSD {
             // DNS-SD stays the way to the peer while it shows it: a record pushed over a
             // connection at the stored address (in flight as DNS-SD found it) only brings news.
@@ -122,7 +125,7 @@ public struct PeerDirectory: Sendable {
             for (key, peer) in peers where key != name && peer.deviceID == deviceID { peers.removeValue(forKey: key) }
         }
         for key in saidGoodbye where peers[key] == nil { saidGoodbye.remove(key) }
-        saidGoodbye.remove(name)
+        if !pushedOverDNSSD { saidGoodbye.remove(name) }
         let previous = peers.updateValue(record, forKey: name)
         return previous == nil ? .added : (previous == record ? .unchanged : .changed)
     }

@@ -92,6 +92,8 @@ public struct SourceSessionStateMachine: Sendable {
             answer.versions = [version]
             answer.multiplexing = hello.multiplexing && theirs.multiplexing
             multiplexing = answer.multiplexing
+            // Said only to a watcher that knows the field (an old one subscribes by address only).
+            answer.pushesAdvertisements = hello.pushesAdvertisements && theirs.pushesAdvertisements
             return .send([PeerMessage.hello(answer).frame])
         case (.ready(let peer), .fetch(let request)):
             state = .lookingUp(peer: peer)

@@ -21,12 +21,20 @@ public struct PeerHello: Sendable, Hashable {
     /// request ID) on this connection. A source answers true only when the client said true and
     /// it takes them too; an agent that does not know the field ignores it and answers without.
     public var multiplexing: Bool
+    /// Whether the sender takes `subscribe` on any liveness connection (not only from a device
+    /// that knows it by address) and pushes its advertisement on it: a watcher subscribes to every
+    /// paired peer whose hello says so, so that a change reaches it without waiting for DNS-SD.
+    /// An agent that does not know the field ignores it, and is subscribed to as before (only
+    /// when known by address).
+    public var pushesAdvertisements: Bool
 
-    public init(versions: [Int] = PeerHello.supportedVersions, agentID: String, name: String, multiplexing: Bool = false) {
+    public init(versions: [Int] = PeerHello.supportedVersions, agentID: String, name: String, multiplexing: Bool = false,
+                pushesAdvertisements: Bool = false) {
         self.versions = versions
         self.agentID = agentID
         self.name = name
         self.multiplexing = multiplexing
+        self.pushesAdvertisements = pushesAdvertisements
     }
 
     /// The highest version both sides speak, or nil.
@@ -174,6 +182,7 @@ public enum PeerMessage: Sendable, Hashable {
                 "name": .string(h.name),
             ]
             if h.multiplexing { fields["multiplexing"] = .bool(true) }
+            if h.pushesAdvertisements { fields["advertisementPush"] = .bool(true) }
             return Frame(kind: .hello, payload: PropertyListBinaryCoding.encode(fields))
         case .fetch(let f):
             return Frame(kind: .fetch, payload: PropertyListBinaryCoding.encode([
@@ -278,7 +287,9 @@ public enum PeerMessage: Sendable, Hashable {
             }
             var multiplexing = false
             if case .bool(true)? = fields["multiplexing"] { multiplexing = true }
-            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name, multiplexing: multiplexing))
+            var pushes = false
+            if case .bool(true)? = fields["advertisementPush"] { pushes = true }
+            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name, multiplexing: multiplexing, pushesAdvertisements: pushes))
         case .fetch, .continued:
             guard case .uuid(let activityID)? = fields["activityID"], case .uuid(let continuationID)? = fields["continuationID"] else {
                 throw malformed("missing activityID or continuationID")

@@ -146,10 +146,13 @@ final class InMemoryHost: Sendable {
     /// What DNS-SD would tell this agent about `other`: its instance, address and current
     /// (sealed) advertisement.
     func discover(_ other: InMemoryHost) async {
-        let service = DiscoveredService(
-            instanceName: other.agent.instanceName, serviceType: Self.serviceType, domain: "local.", hostTarget: "\(other.name).local.",
-            port: UInt16(other.listener.port), txtRecord: await other.agent.advertisedTXTRecord, addresses: [other.listener.host],
-            interfaceIndex: 2)
-        await agent.handle(.resolved(service))
+        await agent.handle(.resolved(Self.service(of: other, txtRecord: await other.agent.advertisedTXTRecord)))
+    }
+
+    /// `other`'s service as DNS-SD shows it with `txtRecord` (its advertisement now, or an older one).
+    static func service(of other: InMemoryHost, txtRecord: [UInt8]) -> DiscoveredService {
+        DiscoveredService(
+            instanceName: other.agent.instanceName, serviceType: serviceType, domain: "local.", hostTarget: "\(other.name).local.",
+            port: UInt16(other.listener.port), txtRecord: txtRecord, addresses: [other.listener.host], interfaceIndex: 2)
     }
 }
