@@ -24,6 +24,7 @@ struct PeerMessageTests {
     @Test("every message round-trips through its frame", arguments: [
         PeerMessage.hello(PeerHello(agentID: "A1B2", name: "Kitchen iMac")),
         .hello(PeerHello(versions: [1, 2, 65_535], agentID: "", name: "名前 😀")),
+        .hello(PeerHello(agentID: "A1B2", name: "Kitchen iMac", multiplexing: true, pushesAdvertisements: true)),
         .fetch(FetchRequest(activityID: Fixtures.activityID, continuationID: Fixtures.continuationID)),
         .activity(activityWithoutUserInfo()),
         .activity(Activity(id: Fixtures.otherID, activityType: .browsingWeb, webpageURL: URL(string: "https://example.com"))),
@@ -75,6 +76,19 @@ struct PeerMessageTests {
         let fields = try PropertyListBinaryCoding.decodeUserInfo(PeerMessage.hello(Fixtures.hello()).frame.payload)
         #expect(fields["protocol"] == .string("handoff"))
         #expect(fields["versions"] == .array([.integer(2)]))
+        #expect(fields["advertisementPush"] == nil, "said only when true: an old peer sees the hello it knows")
+    }
+
+    @Test("a source says it pushes its advertisement only to a watcher whose hello says it too (an old watcher is answered as before)",
+          arguments: [true, false])
+    func pushAnswered(watcherPushes: Bool) throws {
+        var source = SourceSessionStateMachine(hello: PeerHello(agentID: "s", name: "Desktop", multiplexing: true, pushesAdvertisements: true))
+        let hello = PeerHello(agentID: "w", name: "Laptop", pushesAdvertisements: watcherPushes)
+        guard case .send(let frames) = source.received(PeerMessage.hello(hello).frame), case .hello(let answer)? = try frames.first.map(Self.decode) else {
+            Issue.record("no hello answered")
+            return
+        }
+        #expect(answer.pushesAdvertisements == watcherPushes)
     }
 
     @Test("version negotiation picks the highest common version")
