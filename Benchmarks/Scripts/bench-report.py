@@ -119,6 +119,13 @@ class Report:
                  None if ratio is None else ratio <= 1.25)
         errors = (vdata or {}).get("errors", 0)
         self.add(section, "errors (not visible before the next change)", str(errors), "", "0", errors == 0)
+        # Each change, once listed, is resigned at once (handoff-bench visible --withdraw).
+        withdrawn = (vdata or {}).get("withdraw_samples_us") or []
+        if withdrawn:
+            self.add(section, "withdrawal p50 / p95 (resign on h1 → gone from h2's list)",
+                     f"{self.ms(percentile(withdrawn, 50))} / {self.ms(percentile(withdrawn, 95))}", "", "", None)
+            werrors = (vdata or {}).get("withdraw_errors", 0)
+            self.add(section, "withdrawals not seen within 1.2 s", str(werrors), "", "0", werrors == 0)
 
     def reference_txt_latencies(self):
         path = os.path.join(self.dir, "visible-reference.txt")

@@ -36,7 +36,7 @@
 //                                                               the same bytes over one TLS 1.3 connection,
 //                                                               the agents' TLS (SwiftNIO, swift-nio-ssl):
 //                                                               app to app with no agent in between
-//   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5]
+//   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5] [--withdraw]
 //   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
 //   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
 //   scale     --sockets S1,S2,... --expect N --t0 NS [--poll-ms 20] [--timeout S]
@@ -388,14 +388,19 @@ struct GapSchedule {
 
 /// Publishes a new activity on S1 at the times of the gap schedule (the same schedule the
 /// dnssd-ref reference updates its TXT record on) and polls S2's `list` every `pollMs` until the
-/// new ID is listed. Each sample runs from just before the publish request is sent.
-func runVisible(publishSocket: String, watchSocket: String, count: Int, schedule: GapSchedule, pollMs: Int) throws -> Samples {
+/// new ID is listed. Each sample runs from just before the publish request is sent. With
+/// `withdraw`, each change once listed is resigned at once and S2's `list` polled until it is
+/// gone (`withdraw_samples_us`, from just before the resign request), within the same gap.
+func runVisible(publishSocket: String, watchSocket: String, count: Int, schedule: GapSchedule, pollMs: Int,
+                withdraw: Bool = false) throws -> Samples {
     var out = Samples()
     var schedule = schedule
     let publisher = try ControlConnection(path: publishSocket)
     let watcher = try ControlConnection(path: watchSocket)
     let clock = ContinuousClock()
     var publishedAt: [JSONValue] = []
+    var withdrawSamples: [JSONValue] = []
+    var withdrawErrors = 0
     sleepMilliseconds(2000)  // as the reference: a settle before the first change
     var due = clock.now
     for i in 0..<count {
@@ -425,8 +430,22 @@ func runVisible(publishSocket: String, watchSocket: String, count: Int, schedule
             sleepMilliseconds(pollMs)
         }
         if seen { out.samples.append((clock.now - start).microseconds) } else { out.fail("change \(i) not visible within \(schedule.minMs) ms") }
+        guard withdraw, seen else { continue }
+        let resignStart = clock.now
+        var gone = false
+        if (try? publisher.call("resign", ["id": .string(id)])) != nil {
+            while (clock.now - resignStart).microseconds < Double(schedule.minMs) * 1000 {
+                if (try? listContains(watcher, id)) == false { gone = true; break }
+                sleepMilliseconds(pollMs)
+            }
+        }
+        if gone { withdrawSamples.append(.double((clock.now - resignStart).microseconds)) } else { withdrawErrors += 1 }
     }
     out.extra["published_ns"] = .array(publishedAt)
+    if withdraw {
+        out.extra["withdraw_samples_us"] = .array(withdrawSamples)
+        out.extra["withdraw_errors"] = .integer(Int64(withdrawErrors))
+    }
     return out
 }
 
@@ -757,7 +776,7 @@ func run() async throws {
             maxMs: try args.int("max-gap-ms", default: 2800))
         try runVisible(
             publishSocket: args.string("publish-socket"), watchSocket: args.string("watch-socket"), count: args.int("count"),
-            schedule: schedule, pollMs: args.int("poll-ms", default: 5)
+            schedule: schedule, pollMs: args.int("poll-ms", default: 5), withdraw: args.flag("withdraw")
         ).printJSON()
     case "discover":
         try runDiscover(
