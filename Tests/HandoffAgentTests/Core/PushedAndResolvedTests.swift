@@ -58,12 +58,18 @@ struct PushedAndResolvedTests {
         #expect(intake.pushedTimestamps[TestPeer.deviceID] == (newerPushed ? 3_000 : nil))
     }
 
-    @Test("a DNS-SD goodbye while the device answers keeps the peer; a pushed withdrawal removes its activity at once; the goodbye stands until liveness finds it gone")
-    func goodbyeWhilePushing() {
+    /// The peer resolved over DNS-SD, then a goodbye heard for it while its device answers.
+    func afterGoodbye() -> (AdvertisementIntake, PeerDirectory) {
         var intake = AdvertisementCoreTests().intake()
         var directory = PeerDirectory(ownAgentID: "self")
         _ = resolve(record(1, timestamp: 1_000), pushed: false, &intake, &directory)
         intake.removed("kitchen", isPaired: { _ in true }, directory: &directory)
+        return (intake, directory)
+    }
+
+    @Test("a DNS-SD goodbye while the device answers keeps the peer; a pushed withdrawal removes its activity at once; the goodbye stands until liveness finds it gone")
+    func goodbyeWhilePushing() {
+        var (intake, directory) = afterGoodbye()
         #expect(directory.peer(instance: "kitchen") != nil, "kept: liveness finds it answering")
         _ = resolve(record(2, timestamp: 2_000), pushed: true, &intake, &directory)
         #expect(directory.offered.map(\.id) == [Sample.id(2)], "the push still brings news")
@@ -76,10 +82,7 @@ struct PushedAndResolvedTests {
 
     @Test("after a goodbye, DNS-SD resolving the instance again is what undoes it")
     func resolvedAgainAfterGoodbye() {
-        var intake = AdvertisementCoreTests().intake()
-        var directory = PeerDirectory(ownAgentID: "self")
-        _ = resolve(record(1, timestamp: 1_000), pushed: false, &intake, &directory)
-        intake.removed("kitchen", isPaired: { _ in true }, directory: &directory)
+        var (intake, directory) = afterGoodbye()
         _ = resolve(record(2, timestamp: 2_000), pushed: false, &intake, &directory)
         #expect(directory.removeAfterGoodbye(deviceID: TestPeer.deviceID).isEmpty)
         #expect(directory.offered.map(\.id) == [Sample.id(2)])
