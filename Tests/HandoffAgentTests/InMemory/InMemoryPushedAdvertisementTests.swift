@@ -110,6 +110,27 @@ struct InMemoryPushedAdvertisementTests {
         }
     }
 
+    @Test("DNS-SD no longer shows a device with stored addresses while its subscribed connection is open: the connection stays, and what it pushed last lists the device by address at once")
+    func dnsSDToAddressKeepsTheConnection() async throws {
+        let hosts = Hosts(alphaAddresses: [PeerAddress(host: "10.0.0.1", port: 7000)])
+        try await InMemoryAddressedPeerTests.runWithLiveness(hosts) { editorApp in
+            let bravo = hosts.bravo.agent
+            let alpha = hosts.alpha.identity.deviceID
+            let note = try await hosts.publishNote(editorApp)  // DNS-SD shows alpha
+            #expect(try await Self.subscribed(hosts))
+            let accepted = hosts.alpha.listener.acceptedCount
+            // The goodbye is honoured only for a device found unreachable (said here, as liveness
+            // would a moment before its connection closes).
+            await bravo.setReachability(alpha, reachable: false, lastHeard: nil)
+            await bravo.handle(.removed(instanceName: hosts.alpha.agent.instanceName))
+            #expect(try await InMemoryLivenessLinkTests.tick(hosts) { await bravo.peers().map(\.via) == ["address"] })
+            #expect(await bravo.livenessTargets().values.map(\.subscribes) == [true])
+            #expect(hosts.alpha.listener.acceptedCount == accepted, "no reconnect for the change of route")
+            await bravo.setReachability(alpha, reachable: true, lastHeard: nil)
+            #expect(await bravo.offered().map(\.id) == [note.identifier])
+        }
+    }
+
     @Test("an old peer (its hello says nothing of pushing): one DNS-SD shows is not subscribed to, as before")
     func oldPeerNotSubscribed() async throws {
         let hosts = Hosts(bravoMultiplexes: false)
