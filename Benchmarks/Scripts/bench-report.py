@@ -321,7 +321,8 @@ class Report:
                          one.get("throughput_mib_s", 0) / ft >= 0.5)
             disk = load_json(self.dir, "send-disk.json")
             if disk and disk.get("throughput_mib_s"):
-                self.add(section, "  h2's disk: the same bytes in 1 MiB writes, one fsync (any receiver's ceiling)",
+                how = "past the page cache" if disk.get("direct") else "buffered"
+                self.add(section, f"  h2's disk: the same bytes in 1 MiB writes ({how}), one fsync (any receiver's ceiling)",
                          f"{disk['throughput_mib_s'] / rt:.2f}× the reference", f"{disk['throughput_mib_s']:.0f} MiB/s", "", None)
 
     # -- output -------------------------------------------------------------

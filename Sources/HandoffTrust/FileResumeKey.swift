@@ -25,7 +25,7 @@ public enum FileResumeKey {
 
     /// The key of the file `status` describes (from `stat` or `fstat`), sent as `path`.
     public static func hex(path: String, status: stat) -> String {
-        let modified = Int64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_mtim.tv_nsec)
+        let modified = Int64(status.modificationTime.tv_sec) &* 1_000_000_000 &+ Int64(status.modificationTime.tv_nsec)
         return hex(path: path, size: Int(status.st_size), modifiedNanoseconds: modified, inode: UInt64(status.st_ino),
                    filesystem: UInt64(status.st_dev))
     }

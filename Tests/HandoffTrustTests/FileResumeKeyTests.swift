@@ -65,9 +65,21 @@ struct FileResumeKeyTests {
         try #require(stat(path, &before) == 0)
         try #require(rename(dir.file("new.bin"), path) == 0)
         try #require(stat(path, &after) == 0)
-        #expect(after.st_ino != before.st_ino && after.st_size == 1000 && after.st_mtim.tv_nsec == 1)
+        #expect(after.st_ino != before.st_ino && after.st_size == 1000 && after.modificationTime.tv_nsec == 1)
         #expect(try key(path) != original)
         #expect(Set([original, rewritten, grown, try key(path)]).count == 4)
+    }
+
+    /// `stat`'s modification time under one name (glibc's `st_mtim`, Darwin's `st_mtimespec`).
+    @Test func theModificationTimeIsReadToTheNanosecond() throws {
+        let dir = TemporaryDirectory()
+        try dir.create()
+        defer { dir.remove() }
+        try dir.write("a.bin", Data(repeating: 7, count: 10))
+        try setModified(dir.file("a.bin"), seconds: 1_800_000_000, nanoseconds: 123_456_789)
+        var info = stat()
+        try #require(stat(dir.file("a.bin"), &info) == 0)
+        #expect(info.modificationTime.tv_sec == 1_800_000_000 && info.modificationTime.tv_nsec == 123_456_789)
     }
 
     @Test func everyPartOfTheIdentityCounts() {

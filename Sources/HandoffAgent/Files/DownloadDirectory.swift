@@ -110,7 +110,7 @@ final class DownloadDirectory {
             guard name != ".", name != ".." else { continue }
             var info = stat()
             guard fstatat(partialFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            if now.timeIntervalSince1970 - TimeInterval(info.st_mtim.tv_sec) > Self.partialLifetime { removePartial(named: name) }
+            if now.timeIntervalSince1970 - TimeInterval(info.modificationTime.tv_sec) > Self.partialLifetime { removePartial(named: name) }
         }
     }
 
