@@ -112,43 +112,6 @@ struct FileSinkHandlerTests {
         }
     }
 
-    /// Several batches (written and hashed side by side, one batch at a time), after a kept prefix:
-    /// the file and its SHA-256 come out in order.
-    @Test func batchAfterBatchFromAResumedStart() async throws {
-        let (channel, sink) = try await sink()
-        let kept = Array((0..<5_000).map { UInt8($0 % 7) })
-        let rest = Array((0..<(3 * FileSinkHandler.batchBytes + 12_345)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
-        try await withTemporaryFile { fd, path in
-            #expect(pwrite(fd, kept, kept.count, 0) == kept.count)
-            var prefix = ContentDigest()
-            prefix.update(kept)
-            async let outcome = sink.receive(FileSinkTarget(fd: fd, start: kept.count, size: kept.count + rest.count, budget: 0, digest: prefix))
-            var at = 0
-            while at < rest.count {
-                let end = min(rest.count, at + 60 * 1024)
-                try await channel.writeInbound(frame(.streamData, Array(rest[at..<end])))
-                at = end
-            }
-            try await channel.writeInbound(fileEnd(ContentDigest.hex(of: kept + rest)))
-            guard case .ended(let written, let claimed, let computed, _) = await outcome else { Issue.record("not ended"); return }
-            #expect(written == rest.count)
-            #expect(claimed == computed)
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(kept + rest))
-        }
-    }
-
-    /// A batch whose write failed leaves the digest as it was; one written takes the batch's hash.
-    @Test func aFailedWriteKeepsTheDigestBefore() {
-        let before = ContentDigest()
-        var hashed = before
-        hashed.update([UInt8](repeating: 1, count: 10))
-        let ok = FileSinkHandler.result(written: DirectFileWriter.Written(bytes: 10), hashed: hashed, before: before)
-        #expect(ok.failure == nil && ok.written == 10 && ok.digest.hex() == hashed.hex())
-        let failed = FileSinkHandler.result(written: DirectFileWriter.Written(bytes: 4, errno: ENOSPC), hashed: hashed, before: before)
-        #expect(failed.written == 4 && failed.digest.hex() == before.hex())
-        #expect(failed.failure == String(cString: strerror(ENOSPC)))
-    }
-
     @Test func aFailedWriteSaysWhy() async throws {
         let (channel, sink) = try await sink()
         let fd = open("/dev/null", O_RDONLY)

@@ -41,8 +41,7 @@ enum FileSinkOutcome: Sendable {
 /// The receiving agent's file sink, in the peer connection's pipeline (before its splice) for
 /// the length of a file send: each file's data frames are checked, batched, written with
 /// `pwrite` (``DirectFileWriter``: past the page cache where the file system allows) and hashed
-/// (SHA-256) on NIO's blocking thread pool, the write and the hash side by side, in order, one
-/// batch at a time;
+/// (SHA-256) on NIO's blocking thread pool, in order, one batch at a time;
 /// the session's task sees only each file's end (``receive(_:)``). Nothing is fsynced here: the
 /// file's only `fsync` is the session's, before the file is linked into place.
 ///
@@ -248,12 +247,10 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
         file.batchCount = 0
         file.digest = nil
         let writer = file.writer
-        // Written and hashed at once, on two of the pool's threads: the SHA-256 (~0.55 s of CPU per
-        // GiB) runs while the disk takes the batch, not after it. Both only read the buffers.
-        let written = pool.runIfActive(eventLoop: eventLoop) { writer.write(buffers, to: fd, at: offset) }
-        let hashed = pool.runIfActive(eventLoop: eventLoop) { Self.hash(buffers, from: digest) }
-        written.and(hashed).whenComplete { result in
-            self.batchWritten(result.map { Self.result(written: $0.0, hashed: $0.1, before: digest) }, of: file)
+        pool.runIfActive(eventLoop: eventLoop) {
+            Self.write(buffers, to: fd, at: offset, digest: digest, writer: writer)
+        }.whenComplete { result in
+            self.batchWritten(result, of: file)
         }
     }
 
@@ -311,23 +308,22 @@ final class FileSinkHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     // MARK: The pool's part
 
-    struct BatchResult: Sendable {
+    private struct BatchResult: Sendable {
         var digest: ContentDigest
         var written: Int
         var failure: String?
     }
 
-    /// `digest` with `buffers` added.
-    private static func hash(_ buffers: [ByteBuffer], from digest: ContentDigest) -> ContentDigest {
-        var digest = digest
-        for buffer in buffers { buffer.withUnsafeReadableBytes { digest.update($0) } }
-        return digest
-    }
-
-    /// A batch's end: what was written (``DirectFileWriter``), and the digest with the batch
-    /// added, unless a write failed (the file is then given up, its digest left as it was).
-    static func result(written done: DirectFileWriter.Written, hashed: ContentDigest, before: ContentDigest) -> BatchResult {
-        guard let failed = done.errno else { return BatchResult(digest: hashed, written: done.bytes) }
-        return BatchResult(digest: before, written: done.bytes, failure: String(cString: strerror(failed)))
+    /// Writes `buffers` to `fd` from `offset` (``DirectFileWriter``) and hashes them; stops at
+    /// the first failed write.
+    private static func write(_ buffers: [ByteBuffer], to fd: Int32, at offset: Int, digest: ContentDigest, writer: DirectFileWriter) -> BatchResult {
+        let done = writer.write(buffers, to: fd, at: offset)
+        var result = BatchResult(digest: digest, written: done.bytes)
+        if let failed = done.errno {
+            result.failure = String(cString: strerror(failed))
+            return result
+        }
+        for buffer in buffers { buffer.withUnsafeReadableBytes { result.digest.update($0) } }
+        return result
     }
 }
