@@ -34,4 +34,29 @@ struct AdvertisementFeedTests {
         await task.value
         #expect(feed.subscriberCount == 0)
     }
+
+    /// A subscriber's task cancelled while a record is published: the stream's termination runs
+    /// under the runtime's lock of the cancelled task, and a yield to that task needs the same
+    /// lock, so the feed must not take its own lock in the termination (an agent deadlocked when
+    /// a peer session ended while an activity was published).
+    @Test("subscribers cancelled while records are published: no deadlock", .timeLimit(.minutes(1)))
+    func cancelledWhilePublishing() async {
+        let feed = AdvertisementFeed(current: Self.record(0))
+        let publishing = Task.detached {
+            var n: UInt8 = 0
+            while !Task.isCancelled {
+                n &+= 1
+                feed.publish(Self.record(n))
+            }
+        }
+        for _ in 0..<2000 {
+            let readers = (0..<4).map { _ in Task { for await _ in feed.subscribe() {} } }
+            await Task.yield()
+            for reader in readers { reader.cancel() }
+            for reader in readers { await reader.value }
+        }
+        publishing.cancel()
+        await publishing.value
+        #expect(feed.subscriberCount == 0)
+    }
 }

@@ -23,7 +23,24 @@ public final class AdvertisementFeed: Sendable {
 
     private struct State {
         var current: Record
-        var subscribers: [UUID: AsyncStream<Record>.Continuation] = [:]
+        var subscribers: [Subscriber] = []
+
+        /// Forgets the subscribers that have stopped iterating.
+        mutating func prune() { subscribers.removeAll { $0.ended.value.load(ordering: .acquiring) } }
+    }
+
+    /// One subscriber: its stream's continuation, and whether it has stopped iterating.
+    private struct Subscriber: Sendable {
+        var continuation: AsyncStream<Record>.Continuation
+        var ended: EndedFlag
+    }
+
+    /// Set by a stream's `onTermination`, which must not take the feed's lock: it runs while the
+    /// Swift runtime holds the subscribing task's status lock (its cancellation), and a `yield`
+    /// under the feed's lock needs that task's status lock to resume it. Taking the lock there
+    /// deadlocked an agent (a peer session cancelled while an activity was published).
+    private final class EndedFlag: Sendable {
+        let value = Atomic<Bool>(false)
     }
 
     private let state: Mutex<State>
@@ -35,13 +52,14 @@ public final class AdvertisementFeed: Sendable {
 
     /// The record now, then each new one, until the subscriber stops iterating.
     public func subscribe() -> AsyncStream<Record> {
-        let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: Record.self, bufferingPolicy: .bufferingNewest(1))
+        let ended = EndedFlag()
+        continuation.onTermination = { _ in ended.value.store(true, ordering: .releasing) }
         state.withLock {
+            $0.prune()
             continuation.yield($0.current)
-            $0.subscribers[id] = continuation
+            $0.subscribers.append(Subscriber(continuation: continuation, ended: ended))
         }
-        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }
         return stream
     }
 
@@ -49,13 +67,19 @@ public final class AdvertisementFeed: Sendable {
     public var current: Record { state.withLock { $0.current } }
 
     /// How many peers are subscribed now.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int {
+        state.withLock {
+            $0.prune()
+            return $0.subscribers.count
+        }
+    }
 
     /// A new record is advertised: every subscriber gets it.
     func publish(_ record: Record) {
         state.withLock {
             $0.current = record
-            for continuation in $0.subscribers.values { continuation.yield(record) }
+            $0.prune()
+            for subscriber in $0.subscribers { subscriber.continuation.yield(record) }
         }
     }
 }
