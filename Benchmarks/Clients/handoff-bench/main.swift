@@ -27,11 +27,14 @@
 //                                                               connection, as the agent's first fetch,
 //                                                               pinned to device ID D
 //   exchange-sizes                                              the bytes of one fetch exchange
-//   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B [--output FILE]
+//   bulk-serve --port P --bytes B / bulk-read --host H --port P --bytes B [--output FILE [--direct]]
 //                                                               bare TCP bulk transfer (stream reference);
 //                                                               --output: each read written to FILE, one
 //                                                               fsync at the end, as `nc H P > FILE; sync`
-//                                                               (the file send's like-for-like reference)
+//                                                               (the file send's like-for-like reference);
+//                                                               --direct: written past the page cache
+//                                                               (O_DIRECT, 1 MiB aligned writes) as the
+//                                                               receiving agent writes files
 //   bulk-serve --tls --state DIR ... / bulk-read --tls --state DIR --peer-id D ...
 //                                                               the same bytes over one TLS 1.3 connection,
 //                                                               the agents' TLS (SwiftNIO, swift-nio-ssl):
@@ -307,64 +310,6 @@ func bulkServe(port: Int, bytes: Int) throws {
         }
         close(client)
     }
-}
-
-/// One bulk transfer's sample: its time when all `bytes` arrived, its throughput either way.
-func bulkResult(received: Int, of bytes: Int, in elapsed: Duration) -> Samples {
-    var out = Samples()
-    if received == bytes { out.samples.append(elapsed.microseconds) } else { out.fail("received \(received) of \(bytes) bytes") }
-    out.extra["bytes_total"] = .integer(received)
-    out.extra["throughput_mib_s"] = .double(Double(received) / (elapsed.microseconds / 1e6) / 1_048_576)
-    return out
-}
-
-/// Reads `bytes` from one bare TCP connection; with `output`, writes each read to that file
-/// (created, truncated) as it comes and fsyncs it once at the end, inside the time measured, as
-/// `nc host port > file; sync` would: `write_seconds` is the time to the last write,
-/// `fsync_seconds` the fsync's.
-func bulkRead(host: String, port: Int, bytes: Int, output: String? = nil) throws -> Samples {
-    var file: Int32 = -1
-    if let output {
-        file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard file >= 0 else { throw BenchError("cannot open \(output): errno \(errno)") }
-    }
-    defer { if file >= 0 { close(file) } }
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw BenchError("bad address \(host)") }
-    let clock = ContinuousClock()
-    let start = clock.now
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw BenchError("connect: errno \(errno)") }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var received = 0
-    while true {
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-        if n < 0 { if errno == EINTR { continue }; break }
-        if n == 0 { break }
-        if file >= 0 {
-            var done = 0
-            while done < n {
-                let w = buffer.withUnsafeBytes { write(file, $0.baseAddress! + done, n - done) }
-                if w < 0 { if errno == EINTR { continue }; throw BenchError("write to \(output ?? ""): errno \(errno)") }
-                done += w
-            }
-        }
-        received += n
-    }
-    close(fd)
-    guard file >= 0 else { return bulkResult(received: received, of: bytes, in: clock.now - start) }
-    let written = clock.now
-    guard fsync(file) == 0 else { throw BenchError("fsync \(output ?? ""): errno \(errno)") }
-    let end = clock.now
-    var out = bulkResult(received: received, of: bytes, in: end - start)
-    out.extra["write_seconds"] = .double((written - start).microseconds / 1e6)
-    out.extra["fsync_seconds"] = .double((end - written).microseconds / 1e6)
-    return out
 }
 
 // MARK: - visible: an activity change on h1 until h2 lists it
@@ -809,7 +754,7 @@ func run() async throws {
         } else {
             let output = try args.string("output", default: "")
             try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"),
-                         output: output.isEmpty ? nil : output).printJSON()
+                         output: output.isEmpty ? nil : output, direct: args.flag("direct")).printJSON()
         }
     case "now":
         print(realtimeNanoseconds())
