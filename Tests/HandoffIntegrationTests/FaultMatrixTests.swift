@@ -78,14 +78,19 @@ final class FaultMatrixTests: LabTestCase {
 
     /// Runs `handoff continue` on h2 and returns its answer and how long the agent took: the
     /// command's time minus that of a `handoff status` just before (starting the CLI in the host
-    /// and the control round trip, which a loaded machine makes slower).
-    func timedContinue(_ id: String) throws -> (json: [String: Any], elapsed: Double) {
+    /// and the control round trip, which a loaded machine makes slower). Past `bound`, h2's log
+    /// is printed, to see where the time went.
+    func timedContinue(_ id: String, bound: Double) throws -> (json: [String: Any], elapsed: Double) {
         let baselineStart = Date()
         _ = try lab.handoff("h2", "status", "--json")
         let baseline = Date().timeIntervalSince(baselineStart)
         let start = Date()
         let (_, response) = try lab.continueActivity(id, on: "h2")
-        return (response, max(0, Date().timeIntervalSince(start) - baseline))
+        let elapsed = max(0, Date().timeIntervalSince(start) - baseline)
+        if elapsed > bound {
+            for line in lab.logLines("\(try lab.path("h2"))/handoffd.log").suffix(40) { print("h2: \(line)") }
+        }
+        return (response, elapsed)
     }
 
     struct Outcome {
@@ -116,7 +121,7 @@ final class FaultMatrixTests: LabTestCase {
             let id = try publishListed("\(assignment) run \(run)")
             let before = try deliveries()
             try fault("set", assignment)
-            let (response, elapsed) = try timedContinue(id)
+            let (response, elapsed) = try timedContinue(id, bound: bound)
             outcome.elapsed.append(elapsed)
             outcome.codes.append(response.errorCode ?? 0)
             if try deliveries() != before { outcome.partial += 1 }
@@ -180,7 +185,7 @@ final class FaultMatrixTests: LabTestCase {
             let (id, editor) = try edit([], log: "matrix-editor-\(run)")
             let continuedBefore = lines(viewer).filter { $0.hasPrefix("continue:") }.count
             try fault("set", "willSaveDelayMs=3000")
-            let (response, elapsed) = try timedContinue(id)
+            let (response, elapsed) = try timedContinue(id, bound: Self.fetchTimeout * 1.1)
             outcome.elapsed.append(elapsed)
             outcome.codes.append(response.errorCode ?? 0)
             try waitForLine(viewer, "didFailToContinueUserActivity")

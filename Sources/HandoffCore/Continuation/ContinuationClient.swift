@@ -53,14 +53,21 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
     /// trip); if it turns out to have broken while idle (closed or failing before any answer),
     /// the fetch is made again on a fresh connection, so a stale connection never costs a
     /// failure. A connection that delivered goes back to the pool.
+    ///
+    /// A fetch made again after the shared connection ended before answering has what remains of
+    /// its ``ContinuationTimeouts/fetch``, not a whole one more: its 4610 still comes that long
+    /// after the fetch was sent.
     public func fetchActivity(_ request: FetchRequest, from endpoint: PeerEndpoint, peerName: String) async -> Result<FetchedActivity, HandoffError> {
-        if let links = pool?.links, let result = await multiplexedFetch(request, from: endpoint, peerName: peerName, links: links) {
-            return result
+        var budget = timeouts.fetch
+        if let links = pool?.links {
+            let started = clock.now
+            if let result = await multiplexedFetch(request, from: endpoint, peerName: peerName, links: links) { return result }
+            budget = max(.zero, budget - started.duration(to: clock.now))
         }
         var machine = ContinuationStateMachine(request: request, hello: hello, peerName: peerName)
         _ = machine.start()
         if let pooled = pool?.take(endpoint),
-           let result = await exchange(machine, over: pooled, reused: true, endpoint: endpoint) {
+           let result = await exchange(machine, over: pooled, reused: true, endpoint: endpoint, within: budget) {
             return result
         }
 
@@ -73,18 +80,19 @@ public struct ContinuationClient<C: Clock>: Sendable where C.Duration == Duratio
         case .failed(let error): return .failure(Self.error(machine.connectFailed("\(error)")))
         }
         // A fresh connection is never stale: exchange answers.
-        return await exchange(machine, over: connection, reused: false, endpoint: endpoint)
+        return await exchange(machine, over: connection, reused: false, endpoint: endpoint, within: budget)
             ?? .failure(.handoffFailed("internal error: a fresh connection was taken for a stale one"))
     }
 
-    /// One fetch on an open connection. Nil when a `reused` connection broke before any answer
-    /// (it had gone stale while idle): the caller retries on a fresh one.
+    /// One fetch on an open connection, given `budget` of its fetch timeout. Nil when a `reused`
+    /// connection broke before any answer (it had gone stale while idle): the caller retries on a
+    /// fresh one.
     private func exchange(_ connecting: ContinuationStateMachine, over connection: any FrameConnection, reused: Bool,
-                          endpoint: PeerEndpoint) async -> Result<FetchedActivity, HandoffError>? {
+                          endpoint: PeerEndpoint, within budget: Duration) async -> Result<FetchedActivity, HandoffError>? {
         var machine = connecting
         guard case .send(let frames) = machine.connected(reused: reused) else { preconditionFailure("connected() must send") }
         let reader = machine
-        let outcome = await Deadline.race(timeouts.fetch, on: clock, onTimeout: { await connection.close() }) {
+        let outcome = await Deadline.race(budget, on: clock, onTimeout: { await connection.close() }) {
             () async throws -> (action: ContinuationStateMachine.Action, source: AppIdentity?, answered: Bool) in
             var machine = reader
             do { try await connection.send(frames) } catch { return (machine.receiveFailed(error), nil, false) }
