@@ -2,7 +2,7 @@ import Testing
 
 @testable import HandoffAgent
 
-@Suite("AdvertisementFeed: the record pushed to devices known by address")
+@Suite("AdvertisementFeed: the record pushed to subscribed devices")
 struct AdvertisementFeedTests {
     static func record(_ n: UInt8) -> AdvertisementFeed.Record { .init(instanceName: "handoff-a", txtRecord: [1, n]) }
 

@@ -7,9 +7,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// This agent's sealed advertisement, for the paired devices that know it by address rather than
-/// over DNS-SD: each subscriber (a `subscribe` on a paired device's liveness connection) gets the
-/// record advertised now, then every new one.
+/// This agent's sealed advertisement, pushed to the paired devices that subscribe on their
+/// liveness connection (those that know it by address, and those whose hello says they take
+/// pushes, docs/PROTOCOL.md "Pushed advertisements"): each subscriber gets the record advertised
+/// now, then every new one, in one frame rather than at DNS-SD's next announcement.
 ///
 /// Only the newest record matters: a subscriber that has not sent the last one yet gets the
 /// newer one in its place (``AsyncStream`` buffering the newest one), so a slow peer costs one
