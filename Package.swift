@@ -161,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "handoff-bench",
             dependencies: [
-                "CHandoffShims", "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
+                "HandoffAgent", "HandoffCore", "HandoffDiscovery", "HandoffTestSupport", "HandoffTransport", "HandoffTrust",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),

@@ -1,4 +1,6 @@
+import HandoffAgent
 import HandoffCore
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc
@@ -18,47 +20,56 @@ func bulkResult(received: Int, of bytes: Int, in elapsed: Duration) -> Samples {
 /// Reads `bytes` from one bare TCP connection; with `output`, writes each read to that file
 /// (created, truncated) as it comes and fsyncs it once at the end, inside the time measured, as
 /// `nc host port > file; sync` would: `write_seconds` is the time to the last write,
-/// `fsync_seconds` the fsync's. With `direct`, the file is written past the page cache in 1 MiB
-/// writes (``DirectBulkOutput``), as the receiving agent writes a file; `"direct"` says whether
-/// the file system allowed it (else it was written buffered).
+/// `fsync_seconds` the fsync's. With `direct`, the file is written in 1 MiB batches by the
+/// receiving agent's own writer (`DirectFileWriter`: past the page cache where the file system
+/// allows it); `"direct"` says whether it did (else it was written buffered).
 func bulkRead(host: String, port: Int, bytes: Int, output: String? = nil, direct: Bool = false) throws -> Samples {
     if direct, output == nil { throw BenchError("--direct needs --output FILE") }
     var file: Int32 = -1
-    var directOutput: DirectBulkOutput?
-    if let output, direct {
-        directOutput = try DirectBulkOutput(path: output)
-    } else if let output {
+    if let output {
         file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard file >= 0 else { throw BenchError("cannot open \(output): errno \(errno)") }
     }
     defer { if file >= 0 { close(file) } }
+    let writer = direct ? DirectFileWriter() : nil
+    let batchBytes = 1 << 20
     let clock = ContinuousClock()
     let start = clock.now
     let fd = try connectTCP(host: host, port: port)
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var received = 0
+    var buffer = ByteBuffer()
+    buffer.reserveCapacity(batchBytes)
+    var received = 0, written = 0
+    /// Writes what the buffer holds at the file's end.
+    func flush() throws {
+        guard file >= 0, buffer.readableBytes > 0 else { return buffer.clear() }
+        let done = writer?.write([buffer], to: file, at: written)
+            ?? buffer.withUnsafeReadableBytes { DirectFileWriter.pwriteAll(file, $0, at: written) }
+        if let failed = done.errno { throw BenchError("write to \(output ?? ""): errno \(failed)") }
+        written += buffer.readableBytes
+        buffer.clear()
+    }
     while true {
-        let n = try directOutput?.readSome(from: fd) ?? buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        let room = batchBytes - buffer.readableBytes
+        var n = 0
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: room) {
+            n = read(fd, $0.baseAddress!, room)
+            return max(n, 0)
+        }
         if n < 0 { if errno == EINTR { continue }; break }
         if n == 0 { break }
-        if file >= 0 {
-            let done = buffer.withUnsafeBytes { pwriteAll(file, UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: received) }
-            if let failed = done.errno { throw BenchError("write to \(output ?? ""): errno \(failed)") }
-        }
         received += n
+        if buffer.readableBytes == batchBytes { try flush() }
     }
     close(fd)
-    try directOutput?.flush()
-    guard let syncFD = directOutput?.fd ?? (file >= 0 ? file : nil) else {
-        return bulkResult(received: received, of: bytes, in: clock.now - start)
-    }
-    let written = clock.now
-    guard fsync(syncFD) == 0 else { throw BenchError("fsync \(output ?? ""): errno \(errno)") }
+    try flush()
+    guard file >= 0 else { return bulkResult(received: received, of: bytes, in: clock.now - start) }
+    let wrote = clock.now
+    guard fsync(file) == 0 else { throw BenchError("fsync \(output ?? ""): errno \(errno)") }
     let end = clock.now
     var out = bulkResult(received: received, of: bytes, in: end - start)
-    out.extra["write_seconds"] = .double((written - start).microseconds / 1e6)
-    out.extra["fsync_seconds"] = .double((end - written).microseconds / 1e6)
-    if let directOutput { out.extra["direct"] = .bool(directOutput.isDirect) }
+    out.extra["write_seconds"] = .double((wrote - start).microseconds / 1e6)
+    out.extra["fsync_seconds"] = .double((end - wrote).microseconds / 1e6)
+    if let writer { out.extra["direct"] = .bool(!writer.isDirectRefused) }
     return out
 }
 

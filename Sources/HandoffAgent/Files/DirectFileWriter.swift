@@ -21,7 +21,7 @@ import Darwin
 /// and file systems that refuse `O_DIRECT` (EINVAL: tmpfs, some FUSE), are written buffered as
 /// before. The file's one `fsync` stays the caller's: nothing here changes when it is durable.
 /// Used by one pool thread at a time (``FileSinkHandler`` writes one batch at a time per file).
-final class DirectFileWriter: @unchecked Sendable {
+public final class DirectFileWriter: @unchecked Sendable {
     /// The alignment of direct writes' offsets, lengths and memory.
     static let alignment = 4096
     /// Aligned middles shorter than this are written buffered.
@@ -30,19 +30,22 @@ final class DirectFileWriter: @unchecked Sendable {
     private var staging: UnsafeMutableRawPointer?
     private var capacity = 0
     /// Set once the file system refused a direct write: the rest goes buffered.
-    private(set) var isDirectRefused = handoff_o_direct_flag() == 0
+    public private(set) var isDirectRefused = handoff_o_direct_flag() == 0
+
+    /// A writer with no staging buffer yet (it is made at the first direct write).
+    public init() {}
 
     deinit { free(staging) }
 
     /// What a batch's writes did: the bytes written from the batch's start, and the `errno` of
     /// the write that failed, if one did.
-    struct Written {
-        var bytes: Int
-        var errno: Int32?
+    public struct Written: Sendable {
+        public var bytes: Int
+        public var errno: Int32?
     }
 
     /// Writes `buffers`, back to back, to `fd` from `offset`.
-    func write(_ buffers: [ByteBuffer], to fd: Int32, at offset: Int) -> Written {
+    public func write(_ buffers: [ByteBuffer], to fd: Int32, at offset: Int) -> Written {
         let total = buffers.reduce(0) { $0 + $1.readableBytes }
         let lead = offset % Self.alignment
         let head = min(total, lead == 0 ? 0 : Self.alignment - lead)
@@ -123,7 +126,7 @@ final class DirectFileWriter: @unchecked Sendable {
     }
 
     /// `pwrite` until every byte is written or a write fails (EINTR retried).
-    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Written {
+    public static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Written {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
