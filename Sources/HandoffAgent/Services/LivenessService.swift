@@ -28,17 +28,14 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     private var targets: [DeviceID: LivenessTarget] = [:]
     /// Which of a target's endpoints to try next: a failed connect moves on to the next one.
     private var endpointIndex: [DeviceID: Int] = [:]
-    /// Open connections, by attempt, with the device each is pinned to.
-    private var connections: [Int: (key: DeviceID, connection: any FrameConnection)] = [:]
+    /// Open connections, by attempt.
+    private var connections: [Int: OpenConnection] = [:]
     /// This device's advertising key as the open connections were last told it, and as the
     /// last look at the agent found it.
     private var announcedKey: AdvertisingKey?
     private var currentKey: AdvertisingKey?
     /// Attempts the machine closed before their connection opened.
     private var abandoned: Set<Int> = []
-    /// The connections that subscribed to the peer's advertisement, by attempt: where each
-    /// reaches the peer, and the record it pushed last.
-    private var subscriptions: [Int: (endpoint: PeerEndpoint, last: AdvertisementFeed.Record?)] = [:]
     private var stopped = false
 
     /// - Parameters:
@@ -87,7 +84,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             stopped = true
             // This agent stops: each paired device is told, as DNS-SD's goodbye tells those that browse.
             let goodbye = PeerMessage.goodbye.frame
-            for (_, connection) in connections.values {
+            for connection in connections.values.map(\.connection) {
                 group.addTask {
                     try? await connection.send([goodbye])
                     await connection.close()
@@ -218,7 +215,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             let announce = await agent.announcement(to: key, subscribing: knownByAddress)
             let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
             if !frames.isEmpty { try await connection.send(frames) }
-            if subscribe { subscriptions[attempt] = (endpoint, nil) }
+            if subscribe { connections[attempt]?.subscription = Subscription(endpoint: endpoint) }
             if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
                 let shared = MultiplexedConnection(connection: connection, limits: limits)
                 links.share(shared, device: key.bytes)
@@ -233,7 +230,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                     guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
                 case .advertisement where subscribe:
                     guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
-                    subscriptions[attempt]?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
+                    connections[attempt]?.subscription?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
                     await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
                 default:
                     throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")
@@ -250,19 +247,32 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         }
         await connection.close()
         connections.removeValue(forKey: attempt)
-        subscriptions.removeValue(forKey: attempt)
         await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
     }
 
     private func adopt(_ connection: any FrameConnection, key: DeviceID, attempt: Int) -> Bool {
         guard !stopped, abandoned.remove(attempt) == nil else { return false }
-        connections[attempt] = (key, connection)
+        connections[attempt] = OpenConnection(key: key, connection: connection)
         return true
     }
 
     /// The open connection to `key` that subscribed to its advertisement, if any.
-    private func subscription(of key: DeviceID) -> (endpoint: PeerEndpoint, last: AdvertisementFeed.Record?)? {
-        connections.lazy.compactMap { $0.value.key == key ? self.subscriptions[$0.key] : nil }.first
+    private func subscription(of key: DeviceID) -> Subscription? {
+        connections.values.lazy.compactMap { $0.key == key ? $0.subscription : nil }.first
+    }
+
+    /// An open connection: the device it is pinned to, and its subscription, if it subscribed.
+    private struct OpenConnection {
+        var key: DeviceID
+        var connection: any FrameConnection
+        var subscription: Subscription?
+    }
+
+    /// A connection's subscription to the peer's advertisement: where it reaches the peer, and
+    /// the record the peer pushed last.
+    private struct Subscription {
+        var endpoint: PeerEndpoint
+        var last: AdvertisementFeed.Record?
     }
 
     private func heard(_ key: DeviceID, attempt: Int) {
