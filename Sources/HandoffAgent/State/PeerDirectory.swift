@@ -104,8 +104,9 @@ public struct PeerDirectory: Sendable {
         var (hostTarget, addresses, port, via) = (hostTarget, addresses, port, via)
         // A record pushed for an instance DNS-SD shows brings news of the peer, but a goodbye heard
         // for the instance stands until DNS-SD resolves it again or liveness finds the device gone.
-        let pushedOverDNSSD = via == .address && peers[name]?.via == .dnsSD
-        if via == .address, let known = peers[name], known.via == .dnsSD {
+        let shownByDNSSD = peers[name].flatMap { $0.via == .dnsSD ? $0 : nil }
+        let pushedOverDNSSD = via == .address && shownByDNSSD != nil
+        if pushedOverDNSSD, let known = shownByDNSSD {
             // DNS-SD stays the way to the peer while it shows it: a record pushed over a
             // connection at the stored address (in flight as DNS-SD found it) only brings news.
             (hostTarget, addresses, port, via) = (known.hostTarget, known.addresses, known.port, known.via)
