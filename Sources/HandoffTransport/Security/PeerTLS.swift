@@ -29,6 +29,11 @@ public struct PeerTLS: Sendable {
         client.privateKey = .privateKey(key)
         client.minimumTLSVersion = .tlsv13
         client.certificateVerification = .noHostnameVerification
+        // No CA store: the verification callbacks below decide, by device ID alone. Without this
+        // NIOSSL loads the system's CA bundle into each context at start-up: about 1.6 MB of
+        // parsed certificates the agent keeps and never uses, and milliseconds of start-up CPU.
+        server.trustRoots = .certificates([])
+        client.trustRoots = .certificates([])
         // Closing waits this long for the peer's close_notify (NIOSSL's default is 5 s). A live
         // peer on the LAN answers within a millisecond; a dead one (crashed host, link down)
         // never does, and must not hold a failing continuation past its timeout.
