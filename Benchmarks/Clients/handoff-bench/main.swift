@@ -39,6 +39,11 @@
 //                                                               the same bytes over one TLS 1.3 connection,
 //                                                               the agents' TLS (SwiftNIO, swift-nio-ssl):
 //                                                               app to app with no agent in between
+//   bulk-serve --tls --sha256 ... / bulk-read --tls ... --output FILE [--sha256]
+//                                                               the file send's floor: over the agents' TLS,
+//                                                               SHA-256 on both ends (--sha256), into FILE
+//                                                               as the receiving agent writes (1 MiB batches
+//                                                               past the page cache), one fsync
 //   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5] [--withdraw]
 //   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
 //   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
@@ -577,9 +582,13 @@ final class BulkTLSWriter: ChannelInboundHandler {
     let chunk: ByteBuffer
     var sent = 0
     var started = false
+    /// With `--sha256`: the SHA-256 of every byte sent, computed as it is sent, as the sending
+    /// CLI hashes a file as it reads it.
+    var digest: ContentDigest?
 
-    init(bytes: Int) {
+    init(bytes: Int, hashing: Bool = false) {
         self.bytes = bytes
+        self.digest = hashing ? ContentDigest() : nil
         var chunk = ByteBufferAllocator().buffer(capacity: 1 << 20)
         chunk.writeRepeatingByte(0xA5, count: 1 << 20)
         self.chunk = chunk
@@ -604,6 +613,7 @@ final class BulkTLSWriter: ChannelInboundHandler {
             let n = min(chunk.readableBytes, bytes - sent)
             sent += n
             let slice = chunk.getSlice(at: chunk.readerIndex, length: n)!
+            slice.withUnsafeReadableBytes { digest?.update($0) }
             guard sent >= bytes else {
                 context.writeAndFlush(wrapOutboundOut(slice), promise: nil)
                 continue
@@ -611,21 +621,30 @@ final class BulkTLSWriter: ChannelInboundHandler {
             // The last chunk: close once it is out (closing earlier would drop what is pending).
             let written = context.eventLoop.makePromise(of: Void.self)
             context.writeAndFlush(wrapOutboundOut(slice), promise: written)
-            written.futureResult.whenComplete { _ in context.close(promise: nil) }
+            let sentDigest = digest
+            written.futureResult.whenComplete { _ in
+                // The digest, and the CPU the server spent (hashing and encrypting what it sent).
+                if let sentDigest {
+                    var done = Samples()
+                    done.extra["sha256"] = .string(sentDigest.hex())
+                    done.printJSON()
+                }
+                context.close(promise: nil)
+            }
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
 }
 
-func bulkServeTLS(port: Int, bytes: Int, tls: PeerTLS) async throws {
+func bulkServeTLS(port: Int, bytes: Int, tls: PeerTLS, hashing: Bool = false) async throws {
     let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
         .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
         .childChannelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(tls.makeServerHandler())
-                try channel.pipeline.syncOperations.addHandler(BulkTLSWriter(bytes: bytes))
+                try channel.pipeline.syncOperations.addHandler(BulkTLSWriter(bytes: bytes, hashing: hashing))
             }
         }
         .bind(host: "0.0.0.0", port: port).get()
@@ -743,14 +762,20 @@ func run() async throws {
         ).printJSON()
     case "bulk-serve":
         if let tls = try peerTLS() {
-            try await bulkServeTLS(port: try args.int("port"), bytes: try args.int("bytes"), tls: tls)
+            try await bulkServeTLS(port: try args.int("port"), bytes: try args.int("bytes"), tls: tls, hashing: args.flag("sha256"))
         } else {
             try bulkServe(port: try args.int("port"), bytes: try args.int("bytes"))
         }
     case "bulk-read":
         if let tls = try peerTLS() {
-            try await bulkReadTLS(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"),
-                                  tls: ReferenceTLS(tls: tls, expected: try peerID())).printJSON()
+            let output = try args.string("output", default: "")
+            let tls = ReferenceTLS(tls: tls, expected: try peerID())
+            if output.isEmpty {
+                try await bulkReadTLS(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"), tls: tls).printJSON()
+            } else {
+                try await securedFileRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"), tls: tls,
+                                          output: output, hashing: args.flag("sha256")).printJSON()
+            }
         } else {
             let output = try args.string("output", default: "")
             try bulkRead(host: try args.string("host"), port: try args.int("port"), bytes: try args.int("bytes"),
