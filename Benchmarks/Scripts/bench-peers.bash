@@ -12,6 +12,9 @@
 #   message     KDE Connect's ping h1 -> h2: sendPing on h1's bus -> the Notify that h2's daemon sends
 #               to its notification server (kdeconnect-probe serves it; one packet, one way, ending in
 #               a call to a desktop service that is already running);
+#               handoff, one way (like for like): an activity published on h1 -> the activityOffered
+#               event h2's agent sends to a watching client that is already running (handoff-bench
+#               message: the pushed advertisement on the kept connection);
 #               handoff: continue of an app's 3 KB activity on h1 from h2, delivered to a HandoffKit
 #               app on h2 (handoff-bench continue: control socket -> fetch from h1 over the kept
 #               connection -> the app's delegate -> reply; a round trip, ending in a running app).
@@ -71,6 +74,8 @@ peers_idle() {
 
 peers_message() {
     "$KDEPROBE" ping "$KB1" "$KB2" "$KID2" --count "$PEERS_MSG_N" --warmup 20 --gap-ms 10 > "$RESULTS/peers-ping.json" &&
+        "$BENCH" message --publish-socket "$S1" --watch-socket "$S2" --count "$PEERS_MSG_N" --warmup 20 --gap-ms 10 \
+            > "$RESULTS/peers-message.json" && until_listed "$S2" "$ID" 10 &&
         "${L[@]}" exec h2 -- "$BENCH" continue --id "$ID" --count "$PEERS_MSG_N" --warmup 20 > "$RESULTS/peers-continue.json" &&
         peers_app_message
 }

@@ -66,10 +66,17 @@ class PeersReport:
 
     def message(self):
         kde, _ = self.samples("peers-ping.json")
+        oneway, _ = self.samples("peers-message.json")
+        self.latency_row(
+            f"small message, one way, on a warm connection, p50 / p99 ({len(kde or [])} / {len(oneway or [])})", kde, oneway, 99,
+            "KDE Connect: ping h1 → h2: sendPing on h1's bus → the Notify(\"Ping!\") h2's daemon sends to its notification "
+            "server, a running desktop service (kdeconnect-probe, one clock). handoff: an activity (3 KB userInfo) published "
+            "on h1's control socket → the activityOffered event h2's agent sends to a running client watching it "
+            "(handoff-bench message, one clock): sealed, pushed on the kept connection, checked and decrypted by h2")
         app, _ = self.samples("peers-continue-app.json")
         handler, _ = self.samples("peers-continue.json")
         self.latency_row(
-            f"small message on a warm connection, p50 / p99 ({len(kde or [])} / {len(app or [])})", kde, app, 99,
+            f"&nbsp;&nbsp;a continue, a round trip, p50 / p99 ({len(kde or [])} / {len(app or [])})", kde, app, 99,
             "KDE Connect: ping h1 → h2, one way: sendPing on h1's bus → the Notify(\"Ping!\") h2's daemon sends to its "
             "notification server, a running desktop service (kdeconnect-probe, one clock). handoff: continue of an "
             "app's activity on h1 (3 KB userInfo) from h2, a round trip: control socket → fetch from h1 on the kept "

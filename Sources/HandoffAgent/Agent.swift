@@ -221,8 +221,10 @@ public actor Agent {
         }
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
-        keepPublishedActivities()
+        // Advertised (and pushed to connected peers) before it is kept for the next start: keeping
+        // it writes and fsyncs a file, a millisecond or more that peers need not wait for.
         refreshAdvertisement()
+        keepPublishedActivities()
         return activity.id
     }
 
@@ -232,8 +234,8 @@ public actor Agent {
         guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
         dropClipboardBytes(of: [activity])
         logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
-        keepPublishedActivities()
         refreshAdvertisement()
+        keepPublishedActivities()
     }
 
     /// The TXT record the agent advertises now.

@@ -143,6 +143,12 @@ final class ControlConnection {
 
     /// Sends a request and returns the response's `ok` value; throws on `error` responses.
     func call(_ command: String, _ arguments: [String: JSONValue] = [:]) throws -> JSONValue {
+        try send(command, arguments)
+        return try answer()
+    }
+
+    /// Sends a request without waiting for its answer (``answer()`` reads it).
+    func send(_ command: String, _ arguments: [String: JSONValue] = [:]) throws {
         var members = arguments
         members["command"] = .string(command)
         let payload = Array(JSONValue.object(members).serialized.utf8)
@@ -151,15 +157,24 @@ final class ControlConnection {
         frame += [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
         frame += payload
         try writeAll(frame)
-        let header = try readExactly(5)
-        guard header[0] == 0x21 else { throw BenchError("unexpected frame kind 0x\(String(header[0], radix: 16))") }
-        let length = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
-        let body = try JSONValue(parsing: try readExactly(length))
+    }
+
+    /// The next answer's `ok` value; throws on `error` answers.
+    func answer() throws -> JSONValue {
+        let body = try readResponse()
         if let ok = body["ok"] { return ok }
         if let error = body["error"] {
             throw BenchError("agent error \(error["code"]?.int64Value ?? 0): \(error["message"]?.stringValue ?? "?")")
         }
         throw BenchError("response without ok or error")
+    }
+
+    /// The next `controlResponse` frame's JSON: an answer, or after `watch` an event.
+    func readResponse() throws -> JSONValue {
+        let header = try readExactly(5)
+        guard header[0] == 0x21 else { throw BenchError("unexpected frame kind 0x\(String(header[0], radix: 16))") }
+        let length = Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4])
+        return try JSONValue(parsing: try readExactly(length))
     }
 
     private func writeAll(_ bytes: [UInt8]) throws {

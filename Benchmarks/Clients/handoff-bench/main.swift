@@ -45,6 +45,9 @@
 //                                                               as the receiving agent writes (1 MiB batches
 //                                                               past the page cache), one fsync
 //   visible   --publish-socket S1 --watch-socket S2 --count N [--min-gap-ms A --max-gap-ms B --seed S] [--poll-ms 5] [--withdraw]
+//   message   --publish-socket S1 --watch-socket S2 --count N [--warmup 20] [--gap-ms 10]
+//                                                               one way: publish on S1 -> activityOffered on
+//                                                               S2's watch (KDE Connect's ping, like for like)
 //   discover  --watch-socket S --name NAME --start CMD --count N [--poll-ms 5] [--settle-ms 500]
 //   discover-ref --watch-cmd CMD --name NAME --start CMD --count N [--settle-ms 500]
 //   scale     --sockets S1,S2,... --expect N --t0 NS [--poll-ms 20] [--timeout S]
@@ -760,6 +763,9 @@ func run() async throws {
             sockets: try args.string("sockets").split(separator: ",").map(String.init), expect: try args.int("expect"), t0: t0,
             pollMs: try args.int("poll-ms", default: 20), timeoutMs: try args.int("timeout-ms", default: 30_000)
         ).printJSON()
+    case "message":
+        try runMessage(publishSocket: try args.string("publish-socket"), watchSocket: try args.string("watch-socket"),
+                       count: try args.int("count"), warmup: try args.int("warmup", default: 20), gapMs: try args.int("gap-ms", default: 10)).printJSON()
     case "bulk-serve":
         if let tls = try peerTLS() {
             try await bulkServeTLS(port: try args.int("port"), bytes: try args.int("bytes"), tls: tls, hashing: args.flag("sha256"))
