@@ -190,6 +190,18 @@ struct PeerLivenessTests {
         #expect(machine.status(of: "h1") == .reachable)
     }
 
+    @Test("a peer that keeps moving (a flapping record) while its connection says nothing: replaced half a second after the first move")
+    func flappingMovesDoNotHoldOffTheReplacement() {
+        var machine = connected()
+        _ = machine.resolved("h1", now: clock.now, endpointChanged: true)
+        let first = run(&machine, for: .milliseconds(300))
+        #expect(!first.contains(.close("h1", attempt: 1)))
+        _ = machine.resolved("h1", now: clock.now, endpointChanged: true)  // moved again, 0.3 s later
+        let second = run(&machine, for: .milliseconds(300))
+        #expect(second.contains(.close("h1", attempt: 1)), "half a second after the first move, not the last: \(second)")
+        #expect(machine.status(of: "h1") == .reachable)
+    }
+
     @Test("a peer that moved and is gone: the replacing attempts fail, and it is unreachable as for any lost connection")
     func movedAndGone() {
         var machine = connected()

@@ -133,7 +133,9 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
             }
         case .open(let attempt, _):
             entry.link = .open(attempt: attempt, nextPingAt: now)
-            if endpointChanged { entry.movedAt = now }
+            // From the first move not answered yet: a peer that keeps moving (a flapping record)
+            // does not hold off the replacement.
+            if endpointChanged, entry.movedAt == nil { entry.movedAt = now }
         }
         entries[key] = entry
         return actions

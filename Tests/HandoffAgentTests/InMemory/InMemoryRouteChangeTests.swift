@@ -4,7 +4,6 @@ import HandoffKit
 import HandoffTestSupport
 import HandoffTransport
 import HandoffTrust
-import Synchronization
 import Testing
 
 @testable import HandoffAgent
@@ -31,7 +30,7 @@ struct InMemoryRouteChangeTests {
     @Test("DNS-SD resolves alpha at a new address while its connection answers: the connection stays, nothing is dialled there, alpha stays reachable, and a continue goes on it")
     func newAddressKeepsTheConnection() async throws {
         let hosts = Hosts()
-        let dials = DialRecorder(hosts.bravo.transport)
+        let dials = OpenedConnections(hosts.bravo.transport)
         try await InMemoryAddressedPeerTests.runWithLiveness(hosts, connector: dials) { editorApp in
             let bravo = hosts.bravo.agent
             let note = try await hosts.publishNote(editorApp)
@@ -81,21 +80,5 @@ struct InMemoryRouteChangeTests {
                 #expect(hosts.alpha.listener.acceptedCount == 1)
             }
         }
-    }
-}
-
-/// Liveness connections through `base`, with every endpoint dialled, answered or not.
-final class DialRecorder: PeerConnector {
-    let base: any PeerConnector
-    private let dialled = Mutex<[PeerEndpoint]>([])
-
-    init(_ base: any PeerConnector) { self.base = base }
-
-    /// The endpoints dialled so far, in order.
-    var endpoints: [PeerEndpoint] { dialled.withLock { $0 } }
-
-    func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
-        dialled.withLock { $0.append(endpoint) }
-        return try await base.connect(to: endpoint, limits: limits)
     }
 }
