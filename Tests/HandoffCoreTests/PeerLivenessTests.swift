@@ -149,13 +149,70 @@ struct PeerLivenessTests {
         #expect(machine.tick(now: clock.now) == [.connect("h1", attempt: 3)])
     }
 
-    @Test("a peer that moved (new address or port) gets a new connection")
+    @Test("a peer that moved (new address or port) while its connection was still opening gets a new connection")
     func endpointChanged() {
-        var machine = connected()
+        var machine = Machine(timing: Self.timing)
+        machine.track("h1", now: clock.now)
+        #expect(machine.tick(now: clock.now) == [.connect("h1", attempt: 1)])
         #expect(machine.resolved("h1", now: clock.now, endpointChanged: true) == [.close("h1", attempt: 1)])
         #expect(machine.tick(now: clock.now) == [.connect("h1", attempt: 2)])
         #expect(machine.lost("h1", attempt: 1, now: clock.now) == [], "the old connection's end is stale")
+        #expect(machine.established("h1", attempt: 2, now: clock.now) == [.reachable("h1")])
+    }
+
+    @Test("a peer that moved keeps a working connection: pinged at once, and kept when it answers")
+    func movedKeepsAWorkingConnection() {
+        var machine = connected()
+        clock.advance(by: .milliseconds(300))
+        #expect(machine.resolved("h1", now: clock.now, endpointChanged: true) == [], "not closed")
+        #expect(machine.tick(now: clock.now) == [.ping("h1", attempt: 1, sequence: 1)], "pinged at once")
+        clock.advance(by: .milliseconds(10))
+        machine.heard("h1", attempt: 1, now: clock.now)
+        let later = run(&machine, for: .seconds(2))
+        #expect(!later.contains(.close("h1", attempt: 1)), "\(later)")
+        #expect(!later.contains { if case .connect = $0 { true } else { false } }, "\(later)")
+        #expect(machine.status(of: "h1") == .reachable)
+    }
+
+    @Test("a peer that moved and whose connection says nothing within the retry interval: replaced at once, never shown unreachable for it")
+    func movedAndSilentIsReplaced() {
+        var machine = connected()
+        clock.advance(by: .milliseconds(1800))
+        machine.heard("h1", attempt: 1, now: clock.now)  // within the timeout; then nothing more
+        clock.advance(by: .milliseconds(600))
+        _ = machine.tick(now: clock.now)
+        #expect(machine.resolved("h1", now: clock.now, endpointChanged: true) == [])
+        let actions = run(&machine, for: .milliseconds(600))
+        #expect(actions.filter { if case .ping = $0 { false } else { true } } == [.close("h1", attempt: 1), .connect("h1", attempt: 2)],
+                "\(actions)")
+        #expect(machine.status(of: "h1") == .reachable, "the silence since the move is no failure")
         #expect(machine.established("h1", attempt: 2, now: clock.now) == [])
+        #expect(machine.status(of: "h1") == .reachable)
+    }
+
+    @Test("a peer that keeps moving (a flapping record) while its connection says nothing: replaced half a second after the first move")
+    func flappingMovesDoNotHoldOffTheReplacement() {
+        var machine = connected()
+        _ = machine.resolved("h1", now: clock.now, endpointChanged: true)
+        let first = run(&machine, for: .milliseconds(300))
+        #expect(!first.contains(.close("h1", attempt: 1)))
+        _ = machine.resolved("h1", now: clock.now, endpointChanged: true)  // moved again, 0.3 s later
+        let second = run(&machine, for: .milliseconds(300))
+        #expect(second.contains(.close("h1", attempt: 1)), "half a second after the first move, not the last: \(second)")
+        #expect(machine.status(of: "h1") == .reachable)
+    }
+
+    @Test("a peer that moved and is gone: the replacing attempts fail, and it is unreachable as for any lost connection")
+    func movedAndGone() {
+        var machine = connected()
+        #expect(machine.resolved("h1", now: clock.now, endpointChanged: true) == [])
+        var actions = run(&machine, for: .milliseconds(550))
+        #expect(actions.contains(.close("h1", attempt: 1)))
+        #expect(actions.contains(.connect("h1", attempt: 2)))
+        #expect(machine.lost("h1", attempt: 2, now: clock.now) == [], "one more attempt at once")
+        actions = run(&machine, for: .milliseconds(100))
+        #expect(actions == [.connect("h1", attempt: 3)])
+        #expect(machine.lost("h1", attempt: 3, now: clock.now) == [.unreachable("h1", lastHeard: machine.lastHeard("h1"))])
     }
 
     @Test("events of attempts that are not current change nothing")

@@ -36,6 +36,8 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     private var currentKey: AdvertisingKey?
     /// Attempts the machine closed before their connection opened.
     private var abandoned: Set<Int> = []
+    /// Open connections that subscribe now (``subscribeOpenConnection(to:)``), with their device.
+    private var subscriptionsToSend: [(any FrameConnection, DeviceID, announce: Bool)] = []
     private var stopped = false
 
     /// - Parameters:
@@ -77,6 +79,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                     }
                 }
                 for (connection, frame) in keyAnnouncements() { group.addTask { try? await connection.send([frame]) } }
+                for (connection, frames) in await takeSubscriptionsToSend() { group.addTask { try? await connection.send(frames) } }
                 // Idle fetch connections past their time are closed here too, not only on the next fetch.
                 agent.fetchPool.prune()
                 do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
@@ -110,17 +113,21 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         }
         for (key, target) in current {
             if let old = targets[key] {
-                // DNS-SD found it afresh, or it moved between DNS-SD and its stored addresses.
+                // DNS-SD found it afresh, or it moved: a new address or port, or between DNS-SD
+                // and its stored addresses.
                 let routeChanged = old.subscribes != target.subscribes
                 let moved = old.endpoints != target.endpoints || routeChanged
                 if old.generation != target.generation || moved {
                     if moved { endpointIndex[key] = 0 }
-                    // Between DNS-SD and the stored addresses, an open connection that subscribed
-                    // stays: pinned to the device, it reaches it and brings its records either way,
-                    // and a new one would cost a handshake (and could flip its reachability).
-                    let kept = routeChanged ? subscription(of: key) : nil
-                    actions += machine.resolved(key, now: now, endpointChanged: moved && kept == nil)
-                    if target.subscribes, let kept, let record = kept.last {
+                    // A working connection stays wherever the device moved: pinned to the device,
+                    // it reaches it and brings its records either way, and a new one would cost a
+                    // handshake (and could flip its reachability). The machine replaces it only if
+                    // it says nothing once pinged (``PeerLiveness/resolved(_:now:endpointChanged:)``).
+                    // One that did not subscribe (an old peer) subscribes now if the device is no
+                    // longer shown by DNS-SD.
+                    if routeChanged, target.subscribes { subscribeOpenConnection(to: key) }
+                    actions += machine.resolved(key, now: now, endpointChanged: moved)
+                    if routeChanged, target.subscribes, let kept = subscription(of: key), let record = kept.last {
                         // No longer shown by DNS-SD: what the device pushed last is its record now
                         // (as a new subscription would bring it at once).
                         await agent.receivedPushedAdvertisement(instanceName: record.instanceName, txtRecord: record.txtRecord, from: key,
@@ -193,7 +200,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: answered) }
             return
         }
-        guard adopt(connection, key: key, attempt: attempt) else {
+        guard adopt(connection, key: key, attempt: attempt, endpoint: endpoint) else {
             await connection.close()
             return
         }
@@ -215,7 +222,9 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             let announce = await agent.announcement(to: key, subscribing: knownByAddress)
             let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
             if !frames.isEmpty { try await connection.send(frames) }
+            connections[attempt]?.announced = announce != nil
             if subscribe { connections[attempt]?.subscription = Subscription(endpoint: endpoint) }
+            connections[attempt]?.greeted = true
             if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
                 let shared = MultiplexedConnection(connection: connection, limits: limits)
                 links.share(shared, device: key.bytes)
@@ -228,7 +237,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                     break  // keys: its answer to this device's new key (``keyAnnouncements()``)
                 case .reply where fetches != nil:
                     guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
-                case .advertisement where subscribe:
+                case .advertisement where connections[attempt]?.subscription != nil:
                     guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
                     connections[attempt]?.subscription?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
                     await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
@@ -250,9 +259,9 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
     }
 
-    private func adopt(_ connection: any FrameConnection, key: DeviceID, attempt: Int) -> Bool {
+    private func adopt(_ connection: any FrameConnection, key: DeviceID, attempt: Int, endpoint: PeerEndpoint) -> Bool {
         guard !stopped, abandoned.remove(attempt) == nil else { return false }
-        connections[attempt] = OpenConnection(key: key, connection: connection)
+        connections[attempt] = OpenConnection(key: key, connection: connection, endpoint: endpoint)
         return true
     }
 
@@ -261,10 +270,40 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         connections.values.lazy.compactMap { $0.key == key ? $0.subscription : nil }.first
     }
 
-    /// An open connection: the device it is pinned to, and its subscription, if it subscribed.
+    /// The open connection to `key` that did not subscribe, once its hellos are exchanged, now
+    /// subscribes: DNS-SD no longer shows the device, and the connection brings its records
+    /// instead of being replaced by one that subscribes (with `announce`, as every connection
+    /// that subscribes to a device known by address carries). The frames go from the run loop
+    /// (``takeSubscriptionsToSend()``).
+    private func subscribeOpenConnection(to key: DeviceID) {
+        guard let (attempt, open) = connections.first(where: { $0.value.key == key && $0.value.greeted && $0.value.subscription == nil })
+        else { return }
+        connections[attempt]?.subscription = Subscription(endpoint: open.endpoint)
+        connections[attempt]?.announced = true
+        subscriptionsToSend.append((open.connection, key, announce: !open.announced))
+    }
+
+    /// The `subscribe` (and `announce`) frames for the connections that subscribe once open.
+    private func takeSubscriptionsToSend() async -> [(any FrameConnection, [Frame])] {
+        defer { subscriptionsToSend.removeAll() }
+        var sends: [(any FrameConnection, [Frame])] = []
+        for (connection, key, announces) in subscriptionsToSend {
+            // At most one `announce` on a connection: one that carried it at its opening does not again.
+            let announce = announces ? await agent.announcement(to: key, subscribing: true) : nil
+            sends.append((connection, [PeerMessage.subscribe.frame] + (announce.map { [$0] } ?? [])))
+        }
+        return sends
+    }
+
+    /// An open connection: the device it is pinned to, where it reaches it, whether the hellos
+    /// are exchanged, and its subscription, if it subscribed.
     private struct OpenConnection {
         var key: DeviceID
         var connection: any FrameConnection
+        var endpoint: PeerEndpoint
+        var greeted = false
+        /// Whether it carried `announce` (at most once on a connection).
+        var announced = false
         var subscription: Subscription?
     }
 

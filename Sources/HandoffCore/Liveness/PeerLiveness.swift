@@ -19,6 +19,10 @@
 /// - While not connected, a new attempt every ``Timing/retryInterval``, so a peer that returns is
 ///   reachable again within about that time. A fresh DNS-SD resolve of the peer makes the next
 ///   probe (attempt or ping) immediate.
+/// - A peer that moved (a new address or port, or another way to it) keeps a working connection:
+///   it is pinged at once, and only when nothing is heard on it within ``Timing/retryInterval``
+///   is it replaced by one to the new place, at once and without counting as a failure (the old
+///   place may simply be gone). An attempt still opening to the old place is replaced at once.
 /// - A peer is reachable until found otherwise: a newly tracked peer is not hidden while its
 ///   first probe runs.
 public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
@@ -78,6 +82,9 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
         var lastHeard: Instant?
         /// Failed attempts or lost connections since the peer was last heard from.
         var failures = 0
+        /// When the peer moved while its connection was open, until a frame on that connection
+        /// shows it still works (``PeerLiveness/resolved(_:now:endpointChanged:)``).
+        var movedAt: Instant?
     }
 
     public let timing: Timing
@@ -108,21 +115,27 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
         return Self.attempt(of: entry.link).map { [.close(key, attempt: $0)] } ?? []
     }
 
-    /// DNS-SD resolved the peer afresh: probe at once. When its address or port changed, the
-    /// current connection (to the old place) is dropped for a new one.
+    /// DNS-SD resolved the peer afresh: probe at once. When its address or port changed
+    /// (`endpointChanged`), an attempt still opening to the old place is dropped for a new one;
+    /// an open connection is kept and pinged at once, and replaced only when nothing is heard on
+    /// it within ``Timing/retryInterval`` (``tick(now:)``): a working connection is never torn
+    /// down for a change of route.
     public mutating func resolved(_ key: Key, now: Instant, endpointChanged: Bool) -> [Action] {
         guard var entry = entries[key] else { return [] }
         var actions: [Action] = []
         switch entry.link {
         case .idle:
             entry.link = .idle(nextAttemptAt: now)
-        case .connecting(let attempt, _), .open(let attempt, _):
+        case .connecting(let attempt, _):
             if endpointChanged {
                 actions.append(.close(key, attempt: attempt))
                 entry.link = .idle(nextAttemptAt: now)
-            } else if case .open = entry.link {
-                entry.link = .open(attempt: attempt, nextPingAt: now)
             }
+        case .open(let attempt, _):
+            entry.link = .open(attempt: attempt, nextPingAt: now)
+            // From the first move not answered yet: a peer that keeps moving (a flapping record)
+            // does not hold off the replacement.
+            if endpointChanged, entry.movedAt == nil { entry.movedAt = now }
         }
         entries[key] = entry
         return actions
@@ -134,17 +147,20 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
         entry.link = .open(attempt: attempt, nextPingAt: now.advanced(by: timing.interval))
         entry.lastHeard = now
         entry.failures = 0
+        entry.movedAt = nil
         let wasReachable = entry.status == .reachable
         entry.status = .reachable
         entries[key] = entry
         return wasReachable ? [] : [.reachable(key)]
     }
 
-    /// A frame (a pong) arrived on attempt `attempt`'s connection.
+    /// A frame (a pong) arrived on attempt `attempt`'s connection: it works, wherever the peer
+    /// moved since.
     public mutating func heard(_ key: Key, attempt: Int, now: Instant) {
         guard var entry = entries[key], case .open(attempt, _) = entry.link else { return }
         entry.lastHeard = now
         entry.failures = 0
+        entry.movedAt = nil
         entries[key] = entry
     }
 
@@ -181,7 +197,15 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
                 actions.append(.close(key, attempt: attempt))
                 actions += fail(key, now: now)
             case .open(let attempt, let nextPingAt):
-                if let heard = entry.lastHeard, heard.duration(to: now) >= timing.timeout {
+                if let movedAt = entry.movedAt, movedAt.duration(to: now) >= timing.retryInterval {
+                    // The peer moved and its connection has said nothing since: it is replaced by
+                    // one to the new place at once, with no failure counted (the old place may
+                    // simply be gone); that attempt decides whether the peer is reachable.
+                    entry.movedAt = nil
+                    entry.link = .idle(nextAttemptAt: now)
+                    entries[key] = entry
+                    actions.append(.close(key, attempt: attempt))
+                } else if entry.movedAt == nil, let heard = entry.lastHeard, heard.duration(to: now) >= timing.timeout {
                     // Silent for the whole timeout: no second chance, it has had several pings.
                     entry.failures = 1
                     entries[key] = entry
@@ -203,6 +227,7 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
     private mutating func fail(_ key: Key, now: Instant) -> [Action] {
         guard var entry = entries[key] else { return [] }
         entry.failures += 1
+        entry.movedAt = nil
         var actions: [Action] = []
         if entry.failures >= 2, entry.status != .unreachable {
             entry.status = .unreachable

@@ -138,17 +138,23 @@ struct InMemoryLivenessLinkTests {
     }
 }
 
-/// Liveness connections through `base`, kept so that a test can cut one.
+/// Liveness connections through `base`, kept so that a test can cut one, with every endpoint
+/// dialled, answered or not.
 final class OpenedConnections: PeerConnector {
     let base: any PeerConnector
     private let opened = Mutex<[any FrameConnection]>([])
+    private let dialled = Mutex<[PeerEndpoint]>([])
 
     init(_ base: any PeerConnector) { self.base = base }
 
     /// The connection opened last.
     var last: (any FrameConnection)? { opened.withLock { $0.last } }
 
+    /// The endpoints dialled so far, in order.
+    var endpoints: [PeerEndpoint] { dialled.withLock { $0 } }
+
     func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
+        dialled.withLock { $0.append(endpoint) }
         let connection = try await base.connect(to: endpoint, limits: limits)
         opened.withLock { $0.append(connection) }
         return connection
