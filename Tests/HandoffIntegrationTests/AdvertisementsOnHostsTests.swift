@@ -69,7 +69,7 @@ final class AdvertisementsOnHostsTests: LabTestCase {
     /// with its own key, under a new instance name and under h1's own (avahi renames that one).
     func testRecordForgedWithH1sKeyByAnotherPairedDeviceIsRefused() throws {
         let id = try publishOnH1("Real from h1")
-        let h1 = try status("h1")
+        let h1 = try lab.registeredStatus("h1")
         let h1ID = try XCTUnwrap(h1["deviceID"] as? String)
         let h1Instance = try XCTUnwrap(h1["registeredName"] as? String)
         let dir = try lab.path("h3")
@@ -97,7 +97,7 @@ final class AdvertisementsOnHostsTests: LabTestCase {
     /// and h2 both restarted, h1's old record under its old instance name.
     func testReplayedRecordsAreIgnoredAlsoAfterARestart() throws {
         let oldID = try publishOnH1("Before the restart")
-        let h1 = try status("h1")
+        let h1 = try lab.registeredStatus("h1")
         let oldInstance = try XCTUnwrap(h1["registeredName"] as? String)
         let port = try XCTUnwrap(h1["port"] as? Int)
         // The record as every host on the LAN sees it.
@@ -135,7 +135,7 @@ final class AdvertisementsOnHostsTests: LabTestCase {
     /// When h1 really stops, h2 drops it once liveness finds it gone.
     func testSpoofedGoodbyeLeavesH1Listed() throws {
         let id = try publishOnH1("Still here")
-        let instance = try XCTUnwrap(try status("h1")["registeredName"] as? String)
+        let instance = try XCTUnwrap(try lab.registeredStatus("h1")["registeredName"] as? String)
         let mark = lab.logLines(try h2Log).count
         // Avahi on h1 hears the goodbye for its own record too and may announce it again before
         // h2's cache drops it (a goodbye leaves the record 1 s): then h2 never sees a removal at

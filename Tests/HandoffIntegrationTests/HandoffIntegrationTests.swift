@@ -61,7 +61,7 @@ final class HandoffIntegrationTests: LabTestCase {
     func testAdvertisementInAvahiBrowseIsSealed() throws {
         let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "Read by avahi-browse")
         try lab.waitUntilListed(id, on: "h2")
-        let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h1", "status", "--json").stdout.utf8)) as! [String: Any]
+        let status = try lab.registeredStatus("h1")
         let agentID = try XCTUnwrap(status["agentID"] as? String)
         let port = try XCTUnwrap(status["port"] as? Int)
         let instance = try XCTUnwrap(status["registeredName"] as? String)

@@ -182,6 +182,19 @@ final class LabDriver: @unchecked Sendable {
         throw LabError("timed out after \(timeout) s waiting for \(what)")
     }
 
+    /// `handoff status --json` on a host, parsed, once its agent's DNS-SD registration is confirmed
+    /// (`registeredName` is set): a peer may list its activities sooner, pushed on the kept
+    /// connection, before Avahi has finished probing the name.
+    func registeredStatus(_ host: String, timeout: TimeInterval = 10) throws -> [String: Any] {
+        var status: [String: Any] = [:]
+        _ = try waitUntil("\(host)'s DNS-SD registration", timeout: timeout) {
+            let result = try handoff(host, "status", "--json")
+            status = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+            return status["registeredName"] is String
+        }
+        return status
+    }
+
     /// `handoff list --json` on a host, parsed.
     func offered(on host: String) throws -> [[String: Any]] {
         let result = try handoff(host, "list", "--json")

@@ -44,8 +44,7 @@ final class SubnetsOnHostsTests: LabTestCase {
     }
 
     func instanceName(_ host: String) throws -> String {
-        let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff(host, "status", "--json").stdout.utf8)) as? [String: Any]
-        return try XCTUnwrap(status?["registeredName"] as? String)
+        return try XCTUnwrap(try lab.registeredStatus(host)["registeredName"] as? String)
     }
 
     func testWideAreaRegistrationBrowsingAndContinueThroughBIND() throws {
