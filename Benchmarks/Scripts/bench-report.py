@@ -267,21 +267,6 @@ class Report:
             if rt:
                 ratio = one.get('throughput_mib_s', 0) / rt
                 self.add(section, "  ÷ reference", f"{ratio:.2f}×", "1×", "≥ 0.5×", ratio >= 0.5)
-            secured = load_json(self.dir, "send-reference-secured.json") or {}
-            self.other_reference(section, one, rt, "send-reference-secured.json", figure=
-                                 "the design's floor: the agents' TLS 1.3 with SHA-256 on both ends into a file there, one fsync, no agent")
-            if secured.get("throughput_mib_s") and direct.get("throughput_mib_s"):
-                floor = secured["throughput_mib_s"] / direct["throughput_mib_s"]
-                self.add(section, "    the floor ÷ the like-for-like reference", f"{floor:.2f}×", "", "", None)
-                cpu_s = ((secured.get("server_cpu_ms") or 0) + (secured.get("process_cpu_ms") or 0)) / 1000
-                if cpu_s and secured.get("server_cpu_ms"):
-                    # Its CPU on both ends, spread perfectly over the machine's cores: the fastest
-                    # any design that encrypts and hashes on both ends could go here.
-                    cores = os.cpu_count() or 1
-                    bound = secured["bytes_total"] / 1048576 / (cpu_s / cores)
-                    self.add(section, f"    the floor's CPU ({cpu_s:.2f} s, both ends) over {cores} cores: at most",
-                             f"{bound / direct['throughput_mib_s']:.2f}× the like-for-like reference", f"{bound:.0f} MiB/s",
-                             "≥ 0.5× (else beyond the design here)", None)
             disk = load_json(self.dir, "send-disk.json")
             if disk and disk.get("throughput_mib_s"):
                 self.add(section, "  h2's disk: the same bytes in 1 MiB writes, one fsync (any receiver's ceiling)",
