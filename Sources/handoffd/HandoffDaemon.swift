@@ -144,6 +144,8 @@ struct HandoffDaemon: AsyncParsableCommand {
                 .init(service: DiscoveryService(browser: browser, agent: agent)),
                 .init(service: LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
                 .init(service: NotificationService(agent: agent, logger: logger)),
+                // Seals the record again for a name Avahi renamed the service to.
+                .init(service: RegisteredNameService(agent: agent)),
                 .init(service: agent.advertiserService),
             ] + wideArea + [
                 // The same file and parse as at start; a default file made since is read.

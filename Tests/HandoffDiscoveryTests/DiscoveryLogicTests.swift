@@ -23,6 +23,16 @@ import Testing
     #expect(candidate.hasSuffix(" #12"))
 }
 
+@Test func namesBeforeARename() {
+    #expect(AlternativeServiceName.namesBeforeRename("handoff-0123456789ab #2") == ["handoff-0123456789ab"])
+    #expect(AlternativeServiceName.namesBeforeRename("h1 #5") == ["h1", "h1 #4"])
+    for name in ["h1", "h1 #1", "h1 #0", "h1 #02", "h1#2", " #2", "h1 #", "h1 #2a", "h1 #١٢", "#2"] {
+        #expect(AlternativeServiceName.namesBeforeRename(name).isEmpty, "\(name)")
+    }
+    // What a rename makes is undone.
+    #expect(AlternativeServiceName.namesBeforeRename(AlternativeServiceName.candidate("kitchen", attempt: 7)).first == "kitchen")
+}
+
 @Test func txtValidation() {
     #expect(TXTRecordValidation.isWellFormed([]))
     #expect(TXTRecordValidation.isWellFormed([0]))
