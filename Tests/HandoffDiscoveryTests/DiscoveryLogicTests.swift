@@ -66,6 +66,27 @@ import Testing
     #expect(records.current == [1, 0x63])
 }
 
+@Test func queriedTXTTwoRecordsInTheWindowAskAgain() {
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    records.add([1, 0x61], at: start)  // cached: e.g. the record sealed for the name before a rename
+    records.add([1, 0x61], at: start + .milliseconds(1))  // the same again (another IP protocol): no doubt
+    #expect(!records.asksAgain)
+    records.add([1, 0x62], at: start + .milliseconds(70))  // a live update, or a cached record delivered late
+    #expect(records.current == [1, 0x61] && records.asksAgain)
+    // Asked again, with both cached: the first delivered is the newest, and no more asking.
+    let later = start + .milliseconds(320)
+    var again = QueriedTXTRecords(startedAt: later, askedAgain: true)
+    again.add([1, 0x62], at: later)
+    again.add([1, 0x61], at: later + .milliseconds(1))
+    #expect(again.current == [1, 0x62] && !again.asksAgain)
+    // A record after the window is a live update: current at once, nothing asked again.
+    var live = QueriedTXTRecords(startedAt: start)
+    live.add([1, 0x61], at: start)
+    live.add([1, 0x62], at: start + .seconds(1))
+    #expect(live.current == [1, 0x62] && !live.asksAgain)
+}
+
 @Test func queriedTXTWrongGuessIsCorrectedByRemoval() {
     let start = ContinuousClock.now
     var records = QueriedTXTRecords(startedAt: start)

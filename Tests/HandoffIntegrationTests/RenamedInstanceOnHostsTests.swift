@@ -65,11 +65,12 @@ final class RenamedInstanceOnHostsTests: LabTestCase {
         let after = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "After the rename")
         try lab.waitUntilListed(after, on: "h2", timeout: 5)
         XCTAssertEqual(try h1OnH2().map(\.instance), [renamed])
-        try lab.waitUntil("h1's doctor finds its own service as \(renamed)", timeout: 10) {
+        let ownAfter = try lab.waitUntil("h1's doctor finds its own service as \(renamed)", timeout: 10) {
             let result = try lab.handoff("h1", "doctor", "--json")
             let findings = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: String]] ?? []
             return findings.contains { $0["check"] == "own-service" && $0["status"] == "ok" && ($0["detail"] ?? "").hasPrefix(renamed) }
         }
+        print("h1's doctor found its own service \(String(format: "%.2f", Date().timeIntervalSince(renameSeen))) s after the rename was seen (\(String(format: "%.2f", ownAfter)) s of asking)")
 
         let h2Lines = lab.logLines(h2Log).dropFirst(h2LinesBefore)
         let h1Lines = lab.logLines(h1Log).dropFirst(h1LinesBefore)
