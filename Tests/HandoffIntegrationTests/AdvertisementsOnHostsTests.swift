@@ -135,6 +135,8 @@ final class AdvertisementsOnHostsTests: LabTestCase {
     /// When h1 really stops, h2 drops it once liveness finds it gone.
     func testSpoofedGoodbyeLeavesH1Listed() throws {
         let id = try publishOnH1("Still here")
+        // h2 may list it (pushed) before h1's just restarted agent has its DNS-SD registration.
+        try lab.waitUntil("h1's service registered", timeout: 10) { try status("h1")["registeredName"] as? String != nil }
         let instance = try XCTUnwrap(try status("h1")["registeredName"] as? String)
         let mark = lab.logLines(try h2Log).count
         // Avahi on h1 hears the goodbye for its own record too and may announce it again before
