@@ -42,6 +42,9 @@ public actor Agent {
     public nonisolated var deviceID: DeviceID { security.identity.deviceID }
     /// The DNS-SD instance name: random, so that it tells unpaired observers nothing.
     public nonisolated let instanceName: String
+    /// The instance name the advertisement is sealed for: the name DNS-SD last registered the
+    /// service under (Avahi renames it on a name conflict, ``registered(as:)``), ``instanceName`` until then.
+    var sealedInstanceName: String
     /// How the agent reaches peers, for every kind of connection: fetches, streams, `open`,
     /// pairing and key exchange (TCP with TLS in the daemon, in-memory pipes in tests).
     public nonisolated let transport: any PeerTransport
@@ -170,6 +173,7 @@ public actor Agent {
         let agentID = UUID().uuidString.replacing("-", with: "").lowercased()
         self.agentID = agentID
         self.instanceName = "handoff-" + agentID.prefix(12)
+        self.sealedInstanceName = instanceName
         self.hello = PeerHello(agentID: agentID, name: configuration.name, multiplexing: true, pushesAdvertisements: true)
         self.directory = PeerDirectory(ownAgentID: agentID)
         let publishedFile = security.stateDirectory.map(PublishedActivitiesFile.init(stateDirectory:))
@@ -269,7 +273,7 @@ public actor Agent {
     /// Advertises what is current at `now`, sealed again if it changed (``AdvertisementSealing``).
     func refreshAdvertisement(now: Date) {
         let input = AdvertisementSealing.input(store, agentID: agentID, name: configuration.name, pairingOpen: pairingWindow != nil,
-                                               key: trust.ownAdvertisingKey, instanceName: advertiser.registeredName ?? instanceName,
+                                               key: trust.ownAdvertisingKey, instanceName: sealedInstanceName,
                                                paused: settings.paused, now: now)
         guard let txt = sealing.reseal(input, now: now) else { return }
         advertiser.updateTXTRecord(txt)

@@ -12,6 +12,12 @@
 /// - Otherwise removals never make an older record current: a goodbye removes the current record
 ///   while a superseded one may still be cached, and the service is about to go away anyway.
 ///
+/// - Two distinct records within that window leave the order in doubt: the second may be a cached
+///   one delivered late, or a live update (a record changed right after its service appeared, as
+///   when a service Avahi renamed is sealed again for its new name). The query is then made once
+///   more when the window is over (``asksAgain``), and that one, with both records cached, takes the
+///   first delivered: the newest.
+///
 /// Anyone may send TXT records for any instance name, each distinct one lingering for its TTL,
 /// so at most ``maximumPresent`` are remembered: past that the oldest that is not current is
 /// forgotten (its removal, if it ever comes, is then ignored).
@@ -29,10 +35,17 @@ struct QueriedTXTRecords {
     private(set) var current: [UInt8]?
     /// Whether `current` came from the cached answers rather than a live update.
     private var currentIsGuess = false
+    /// Whether this is the query made again (``asksAgain``): its first answer is taken as the newest.
+    private let isAskedAgain: Bool
+    /// Whether the query should be made again once ``cachedAnswerWindow`` is over, because two
+    /// distinct records arrived within it; set once, and never for a query made again.
+    private(set) var asksAgain = false
 
-    /// Starts tracking a query started at `startedAt`.
-    init(startedAt: ContinuousClock.Instant) {
+    /// Starts tracking a query started at `startedAt`; `askedAgain`: the query made again after
+    /// one that ``asksAgain``.
+    init(startedAt: ContinuousClock.Instant, askedAgain: Bool = false) {
         self.startedAt = startedAt
+        self.isAskedAgain = askedAgain
     }
 
     /// Whether the query has reported any record.
@@ -41,10 +54,13 @@ struct QueriedTXTRecords {
     }
 
     mutating func add(_ record: [UInt8], at now: ContinuousClock.Instant) {
+        let isNew: Bool
         if let index = present.firstIndex(where: { $0.record == record }) {
             present[index].count += 1
+            isNew = false
         } else {
             present.append((record, 1))
+            isNew = true
         }
         if now - startedAt > Self.cachedAnswerWindow {
             current = record
@@ -52,6 +68,8 @@ struct QueriedTXTRecords {
         } else if current == nil {
             current = record
             currentIsGuess = true
+        } else if isNew, currentIsGuess, !isAskedAgain {
+            asksAgain = true
         }
         if present.count > Self.maximumPresent, let oldest = present.firstIndex(where: { $0.record != current }) {
             present.remove(at: oldest)

@@ -41,6 +41,8 @@ public final class ServiceAdvertiser: Service, Sendable {
     private let backoff: DNSServiceBackoff
     private let logger: Logger
     private let state: Mutex<State>
+    /// Where ``registeredNames`` are yielded.
+    private let names: AsyncStream<String>.Continuation
     /// The thread that creates, polls and deallocates the registration's ref.
     private let poller = DNSServicePoller(threadName: "dnssd-advertise")
 
@@ -69,7 +71,15 @@ public final class ServiceAdvertiser: Service, Sendable {
         logger[metadataKey: "handoff.service"] = "\(name).\(serviceType)"
         self.logger = logger
         self.state = Mutex(State(txtRecord: txtRecord))
+        (registeredNames, names) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// The instance names the daemon confirms, each time it confirms another one: the first
+    /// registration, a rename after a name conflict (Avahi renames a registered service by itself,
+    /// `"h1"` → `"h1 #2"`), and the name after a re-registration. Whoever seals the TXT record for
+    /// the instance name (the agent) seals it again at once. Only the newest name is kept for a
+    /// slow reader; one reader.
+    public let registeredNames: AsyncStream<String>
 
     /// The instance name actually registered (Avahi renames on conflict, e.g. `"h1 #2"`), or nil
     /// while not registered (before the daemon confirmed, and between a failure and the
@@ -148,9 +158,11 @@ public final class ServiceAdvertiser: Service, Sendable {
             }
         } catch {
             await poller.stop()
+            names.finish()
             throw error
         }
         await poller.stop()
+        names.finish()
     }
 
     private func keepRegistered() async throws {
@@ -232,6 +244,7 @@ public final class ServiceAdvertiser: Service, Sendable {
         // when the TXT is unchanged).
         if let registration { publishLatestTXTRecord(on: registration) }
         guard previous != reply.name else { return }
+        names.yield(reply.name)
         if reply.name == name {
             logger.info("Registered", metadata: ["handoff.registered.name": "\(reply.name)"])
         } else {

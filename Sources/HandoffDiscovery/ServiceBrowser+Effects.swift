@@ -44,6 +44,10 @@ extension ServiceBrowser {
                 return startResolveIfNeeded(name, in: &state)
             case .retryTXTQuery(let name):
                 return startTXTQuery(name, in: &state)
+            case .askTXTAgain(let name, let token):
+                guard let query = state.instances[name]?.txtQuery, query.token == token else { return [] }
+                state.instances[name]!.txtQuery = nil
+                return [.cancel(query.operation)] + startTXTQuery(name, in: &state, askedAgain: true)
             case .retryAddressQuery(let name):
                 return startAddressQuery(name, in: &state)
             case .sweepStale(let generation):

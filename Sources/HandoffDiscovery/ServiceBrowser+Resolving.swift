@@ -124,11 +124,13 @@ extension ServiceBrowser {
         }
     }
 
-    func startTXTQuery(_ name: String, in state: inout State) -> [Effect] {
+    /// Starts the instance's TXT query unless one is running; `askedAgain`: made again because the
+    /// last one left in doubt which record is the newest (``QueriedTXTRecords/asksAgain``).
+    func startTXTQuery(_ name: String, in state: inout State, askedAgain: Bool = false) -> [Effect] {
         guard let instance = state.instances[name], instance.txtQuery == nil, let fullName = instance.fullName,
             !fullName.isEmpty
         else { return [] }
-        return startQuery(.txt, for: name, recordName: fullName, in: &state)
+        return startQuery(.txt, for: name, recordName: fullName, askedAgain: askedAgain, in: &state)
     }
 
     /// Starts the A and the AAAA query of the instance, whichever is not running.
@@ -144,7 +146,7 @@ extension ServiceBrowser {
     /// Starts a `DNSServiceQueryRecord` for the instance's TXT, A or AAAA records, on the
     /// interface the instance is resolved on.
     func startQuery(
-        _ kind: QueryKind, for name: String, recordName: String, in state: inout State
+        _ kind: QueryKind, for name: String, recordName: String, askedAgain: Bool = false, in state: inout State
     ) -> [Effect] {
         guard !state.stopping, var instance = state.instances[name], let resolve = instance.resolve else {
             return []
@@ -167,7 +169,7 @@ extension ServiceBrowser {
             token: token, interfaceIndex: interfaceIndex, operation: operation)
         switch kind {
         case .txt:
-            instance.queriedTXTRecords = QueriedTXTRecords(startedAt: .now)
+            instance.queriedTXTRecords = QueriedTXTRecords(startedAt: .now, askedAgain: askedAgain)
         case .address, .address6:
             // Anew only when no address query runs: the retry of one family keeps what the
             // other has answered.
@@ -192,7 +194,12 @@ extension ServiceBrowser {
                 guard instance.txtQuery?.token == token, reply.recordType == DNSSDConstants.typeTXT else { return }
                 instance.txtQueryFailures = 0
                 if reply.isAdd {
+                    let asked = instance.queriedTXTRecords?.asksAgain ?? false
                     instance.queriedTXTRecords?.add(reply.recordData, at: .now)
+                    if !asked, instance.queriedTXTRecords?.asksAgain == true {
+                        state.timers?.yield(TimerRequest(
+                            delay: QueriedTXTRecords.cachedAnswerWindow, timer: .askTXTAgain(instanceName: name, token: token)))
+                    }
                 } else {
                     let before = instance.txtRecord
                     instance.queriedTXTRecords?.remove(reply.recordData)

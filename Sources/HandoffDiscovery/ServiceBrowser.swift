@@ -34,6 +34,9 @@ public final class ServiceBrowser: Service, Sendable {
         case removalDebounceOver(instanceName: String, token: UInt64)
         case retryResolve(instanceName: String)
         case retryTXTQuery(instanceName: String)
+        /// Make the TXT query `token` again: it left in doubt which record is the newest
+        /// (``QueriedTXTRecords/asksAgain``).
+        case askTXTAgain(instanceName: String, token: UInt64)
         case retryAddressQuery(instanceName: String)
         /// Report instances not found again after a browse restart as removed.
         case sweepStale(browseGeneration: UInt64)

@@ -128,31 +128,33 @@ struct HandoffDaemon: AsyncParsableCommand {
         // Wide-area DNS-SD (wideArea.*): registered and browsed beside mDNS, stopped before it.
         var wideArea: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let registrar = agent.wideAreaRegistrar, let wideAreaBrowser = agent.makeWideAreaBrowser(logger: logger) {
-            wideArea = [.init(service: wideAreaBrowser), .init(service: WideAreaDiscoveryService(browser: wideAreaBrowser, agent: agent)),
-                        .init(service: registrar)]
+            wideArea = [.named("WideAreaBrowser", wideAreaBrowser), .named("WideAreaDiscoveryService", WideAreaDiscoveryService(browser: wideAreaBrowser, agent: agent)),
+                        .named("WideAreaRegistrar", registrar)]
         }
         // ServiceGroup stops services in reverse order: the advertiser goes first, so peers get
         // the DNS-SD goodbye before anything else shuts down.
         let group = ServiceGroup(configuration: .init(
             services: [
-                .init(service: agent.background),
-                .init(service: ExpiryService(agent: agent, clock: ContinuousClock())),
-                .init(service: ClipboardSyncService(agent: agent)),
-                .init(service: FrameServerService(server: controlServer, logger: logger) { try await ControlSession.serve($0, agent: agent) }),
-                .init(service: FrameServerService(server: peerServer, logger: logger) { try await PeerSession.serve($0, agent: agent, logger: sessionLogger) }),
-                .init(service: browser),
-                .init(service: DiscoveryService(browser: browser, agent: agent)),
-                .init(service: LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
-                .init(service: NotificationService(agent: agent, logger: logger)),
-                .init(service: agent.advertiserService),
+                .named("BackgroundWork", agent.background),
+                .named("ExpiryService", ExpiryService(agent: agent, clock: ContinuousClock())),
+                .named("ClipboardSyncService", ClipboardSyncService(agent: agent)),
+                .named("ControlServer", FrameServerService(server: controlServer, logger: logger) { try await ControlSession.serve($0, agent: agent) }),
+                .named("PeerServer", FrameServerService(server: peerServer, logger: logger) { try await PeerSession.serve($0, agent: agent, logger: sessionLogger) }),
+                .named("ServiceBrowser", browser),
+                .named("DiscoveryService", DiscoveryService(browser: browser, agent: agent)),
+                .named("LivenessService", LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
+                .named("NotificationService", NotificationService(agent: agent, logger: logger)),
+                // Seals the record again for a name Avahi renamed the service to.
+                .named("RegisteredNameService", RegisteredNameService(agent: agent)),
+                .named("ServiceAdvertiser", agent.advertiserService),
             ] + wideArea + [
                 // The same file and parse as at start; a default file made since is read.
-                .init(service: ReloadSignalService(
+                .named("ReloadSignalService", ReloadSignalService(
                     agent: agent, notifier: notifier, logger: logger,
                     path: { Self.configurationPath(option: configOption, environment: environment) },
                     read: { path throws(ConfigurationError) in try Self.readConfiguration(path: path, hostName: hostName, defaultSocket: defaultSocket) })),
                 // Last, so that it is the first told to shut down: STOPPING=1 comes first.
-                .init(service: SystemdReadinessService(
+                .named("SystemdReadinessService", SystemdReadinessService(
                     notifier: notifier, clock: ContinuousClock(), logger: logger
                 ) { [advertiser = agent.advertiserService] in advertiser.registeredName != nil }),
             ],

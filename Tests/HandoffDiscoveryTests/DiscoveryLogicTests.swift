@@ -23,6 +23,16 @@ import Testing
     #expect(candidate.hasSuffix(" #12"))
 }
 
+@Test func namesBeforeARename() {
+    #expect(AlternativeServiceName.namesBeforeRename("handoff-0123456789ab #2") == ["handoff-0123456789ab"])
+    #expect(AlternativeServiceName.namesBeforeRename("h1 #5") == ["h1", "h1 #4"])
+    for name in ["h1", "h1 #1", "h1 #0", "h1 #02", "h1#2", " #2", "h1 #", "h1 #2a", "h1 #١٢", "#2"] {
+        #expect(AlternativeServiceName.namesBeforeRename(name).isEmpty, "\(name)")
+    }
+    // What a rename makes is undone.
+    #expect(AlternativeServiceName.namesBeforeRename(AlternativeServiceName.candidate("kitchen", attempt: 7)).first == "kitchen")
+}
+
 @Test func txtValidation() {
     #expect(TXTRecordValidation.isWellFormed([]))
     #expect(TXTRecordValidation.isWellFormed([0]))
@@ -54,6 +64,27 @@ import Testing
     #expect(records.current == [1, 0x63])
     records.remove([1, 0x62])
     #expect(records.current == [1, 0x63])
+}
+
+@Test func queriedTXTTwoRecordsInTheWindowAskAgain() {
+    let start = ContinuousClock.now
+    var records = QueriedTXTRecords(startedAt: start)
+    records.add([1, 0x61], at: start)  // cached: e.g. the record sealed for the name before a rename
+    records.add([1, 0x61], at: start + .milliseconds(1))  // the same again (another IP protocol): no doubt
+    #expect(!records.asksAgain)
+    records.add([1, 0x62], at: start + .milliseconds(70))  // a live update, or a cached record delivered late
+    #expect(records.current == [1, 0x61] && records.asksAgain)
+    // Asked again, with both cached: the first delivered is the newest, and no more asking.
+    let later = start + .milliseconds(320)
+    var again = QueriedTXTRecords(startedAt: later, askedAgain: true)
+    again.add([1, 0x62], at: later)
+    again.add([1, 0x61], at: later + .milliseconds(1))
+    #expect(again.current == [1, 0x62] && !again.asksAgain)
+    // A record after the window is a live update: current at once, nothing asked again.
+    var live = QueriedTXTRecords(startedAt: start)
+    live.add([1, 0x61], at: start)
+    live.add([1, 0x62], at: start + .seconds(1))
+    #expect(live.current == [1, 0x62] && !live.asksAgain)
 }
 
 @Test func queriedTXTWrongGuessIsCorrectedByRemoval() {

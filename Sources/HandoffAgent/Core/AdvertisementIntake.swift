@@ -99,6 +99,15 @@ struct AdvertisementIntake: Sendable {
         case .forged(let claimed):
             // Sealed with a paired device's key but not signed by it: another holder of the key
             // (a paired device gone bad), or a genuine record moved to another instance name.
+            if let sealedFor = Self.nameBeforeRename(sealed, instance: name, device: claimed, senders: senders) {
+                // Avahi renamed the device's instance and announced it with the record sealed for
+                // the old name; the device seals it again for the new one at once. Taken as
+                // little as a forgery (the name binding stays exact), but no sign of one.
+                logger.info("ignoring an advertisement sealed for the name its instance had before an Avahi rename, until its device seals it for this one", metadata: [
+                    "handoff.peer": "\(name)", "handoff.sealed.name": "\(sealedFor)", "handoff.device": "\(claimed.shortID)",
+                ])
+                return []
+            }
             logger.warning("ignoring a forged advertisement: it is sealed with a paired device's key but not signed by that device for this instance", metadata: [
                 "handoff.peer": "\(name)", "handoff.device": "\(claimed.shortID)", "handoff.address": "\(service.addresses)",
             ])
@@ -211,6 +220,18 @@ struct AdvertisementIntake: Sendable {
         let addresses = IPAddressText.connectionOrder(service.addresses).map { PeerAddress(host: $0, port: Int(service.port)) }
         if found, !addresses.isEmpty { directives.append(.rememberAddresses(addresses, of: opened.deviceID)) }
         return directives
+    }
+
+    /// The name before a rename of `instance` (``AlternativeServiceName/namesBeforeRename(_:)``)
+    /// that `sealed` is signed for by `device`, if any: a genuine record the rename left sealed for
+    /// the old name. Nothing is taken from it either.
+    static func nameBeforeRename(_ sealed: SealedAdvertisement.Public, instance: String, device: DeviceID,
+                                 senders: [SealedAdvertisement.Sender]) -> String? {
+        let sender = senders.filter { $0.deviceID == device }
+        return AlternativeServiceName.namesBeforeRename(instance).first { old in
+            guard case .opened(let opened) = SealedAdvertisement.open(sealed, instanceName: old, senders: sender) else { return false }
+            return opened.deviceID == device
+        }
     }
 
     /// The peer of a paired device that a verified record put on this instance, if any.

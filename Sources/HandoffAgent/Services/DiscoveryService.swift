@@ -25,8 +25,9 @@ public struct DiscoveryService: Service {
 }
 
 extension Agent {
-    /// The instances whose advertisements this agent opened: its paired peers' and its own.
+    /// The instances whose advertisements this agent opened: its paired peers' and its own (under
+    /// the name it was started with and the name it is registered under now).
     var readableInstanceNames: Set<String> {
-        Set(directory.all.map(\.instanceName)).union([instanceName])
+        Set(directory.all.map(\.instanceName)).union([instanceName, sealedInstanceName])
     }
 }

@@ -105,6 +105,7 @@ public struct PeerDirectory: Sendable {
         // A record pushed for an instance DNS-SD shows brings news of the peer, but a goodbye heard
         // for the instance stands until DNS-SD resolves it again or liveness finds the device gone.
         let shownByDNSSD = peers[name].flatMap { $0.via == .dnsSD ? $0 : nil }
+            ?? (via == .address ? renamedByDNSSD(deviceID: deviceID, agentID: advertisement.agentID) : nil)
         let pushedOverDNSSD = via == .address && shownByDNSSD != nil
         if pushedOverDNSSD, let known = shownByDNSSD {
             // DNS-SD stays the way to the peer while it shows it: a record pushed over a
@@ -129,6 +130,17 @@ public struct PeerDirectory: Sendable {
         if !pushedOverDNSSD { saidGoodbye.remove(name) }
         let previous = peers.updateValue(record, forKey: name)
         return previous == nil ? .added : (previous == record ? .unchanged : .changed)
+    }
+
+    /// The peer DNS-SD shows for the same run of a device's agent (`agentID`) under another
+    /// instance name, no goodbye heard for it: the instance Avahi renamed on a name conflict, whose
+    /// record, sealed again for the new name, the device pushed before DNS-SD brought it. The
+    /// device is still where DNS-SD found it; only the name changed.
+    private func renamedByDNSSD(deviceID: DeviceID?, agentID: String) -> PeerRecord? {
+        guard let deviceID else { return nil }
+        return peers.first { key, peer in
+            peer.via == .dnsSD && peer.deviceID == deviceID && peer.advertisement.agentID == agentID && !saidGoodbye.contains(key)
+        }?.value
     }
 
     /// Forgets a service that went away.
