@@ -1,7 +1,6 @@
 import HandoffAgent
 import HandoffTrust
 import NIOCore
-import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -24,16 +23,7 @@ func securedFileRead(host: String, port: Int, bytes: Int, tls: ReferenceTLS, out
     let batchBytes = 1 << 20
     let clock = ContinuousClock()
     let start = clock.now
-    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .connectTimeout(.seconds(2))
-        .channelOption(.socketOption(.tcp_nodelay), value: 1)
-        .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 1 << 20))
-        .connect(host: host, port: port) { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(try tls.tls.makeClientHandler(expecting: tls.expected))
-                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-            }
-        }
+    let channel = try await connectBulkTLS(host: host, port: port, tls: tls)
     var digest = hashing ? ContentDigest() : nil
     var pending: [ByteBuffer] = []
     var pendingBytes = 0, received = 0, written = 0

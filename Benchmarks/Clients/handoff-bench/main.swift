@@ -656,10 +656,9 @@ func bulkServeTLS(port: Int, bytes: Int, tls: PeerTLS, hashing: Bool = false) as
     try await channel.closeFuture.get()
 }
 
-func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async throws -> Samples {
-    let clock = ContinuousClock()
-    let start = clock.now
-    let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+/// One TLS 1.3 connection in the agents' TLS to a bulk server, for reading (reads of up to 1 MiB).
+func connectBulkTLS(host: String, port: Int, tls: ReferenceTLS) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+    try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .connectTimeout(.seconds(2))
         .channelOption(.socketOption(.tcp_nodelay), value: 1)
         .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 1 << 20))
@@ -669,6 +668,12 @@ func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async t
                 return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
+}
+
+func bulkReadTLS(host: String, port: Int, bytes: Int, tls: ReferenceTLS) async throws -> Samples {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let channel = try await connectBulkTLS(host: host, port: port, tls: tls)
     var received = 0
     do {
         try await channel.executeThenClose { inbound, _ in
