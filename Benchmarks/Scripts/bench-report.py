@@ -15,7 +15,7 @@ import os
 import sys
 
 import peers_report
-from bench_results import format_ms, load_json, percentile
+from bench_results import floor_bound, format_ms, load_json, percentile
 
 
 class Report:
@@ -317,12 +317,8 @@ class Report:
             if secured.get("throughput_mib_s") and direct.get("throughput_mib_s"):
                 floor = secured["throughput_mib_s"] / direct["throughput_mib_s"]
                 self.add(section, "    the floor ÷ the like-for-like reference", f"{floor:.2f}×", "", "", None)
-                cpu_s = ((secured.get("server_cpu_ms") or 0) + (secured.get("process_cpu_ms") or 0)) / 1000
-                if cpu_s and secured.get("server_cpu_ms"):
-                    # Its CPU on both ends, spread perfectly over the machine's cores: the fastest
-                    # any design that encrypts and hashes on both ends could go here.
-                    cores = os.cpu_count() or 1
-                    bound = secured["bytes_total"] / 1048576 / (cpu_s / cores)
+                if bound := floor_bound(secured):
+                    cpu_s, cores, bound = bound
                     self.add(section, f"    the floor's CPU ({cpu_s:.2f} s, both ends) over {cores} cores: at most",
                              f"{bound / direct['throughput_mib_s']:.2f}× the like-for-like reference", f"{bound:.0f} MiB/s",
                              "≥ 0.5× (else beyond the design here)", None)
