@@ -226,7 +226,8 @@ public actor Agent {
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         // Advertised (and pushed to connected peers) before it is kept for the next start: keeping
-        // it writes and fsyncs a file, a millisecond or more that peers need not wait for.
+        // it writes and fsyncs a file, a millisecond or more that peers need not wait for. So for
+        // a resign and an expiry too.
         refreshAdvertisement()
         keepPublishedActivities()
         return activity.id
@@ -257,8 +258,8 @@ public actor Agent {
         for activity in expired {
             logger.info("activity expired", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         }
-        if !expired.isEmpty { keepPublishedActivities() }
         refreshAdvertisement(now: now)
+        if !expired.isEmpty { keepPublishedActivities() }
     }
 
     /// A held activity, for a peer's fetch.
