@@ -24,6 +24,17 @@ public actor Agent {
     /// A random ID for this run of the agent, advertised in TXT and sent in hello.
     public nonisolated let agentID: String
     public nonisolated let hello: PeerHello
+    /// ``hello`` on the connections this agent shares with a peer (docs/PROTOCOL.md, "One
+    /// connection per pair"): its liveness connections say it, and its sessions answer with it
+    /// (agreeing only when the peer's liveness asked). Other connections (fetches of their own,
+    /// streams, `open`, files, pairing) never share.
+    public nonisolated var sharingHello: PeerHello {
+        var sharing = hello
+        sharing.sharedConnection = true
+        return sharing
+    }
+    /// Shared connections the peer sessions accepted, for liveness to take (``LivenessService``).
+    nonisolated let sharedLinks = SharedLinks()
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
     /// The wide-area DNS-SD registration, when `wideArea` is configured.

@@ -168,7 +168,8 @@ public final class InMemoryFrameConnection: FrameConnection {
             emit(answer.map { TaggedFrame(id: id, frame: $0).wrapped(as: .reply) }, &s)
         case .notifyContinued:
             break  // as the agent: noted, and the connection stays open for the next fetch
-        case .openStreams, .receiveOpen, .receiveFiles, .pair, .exchangeKeys, .subscribeAdvertisements, .announced, .saidGoodbye, .search, .serveClipboard:
+        case .openStreams, .receiveOpen, .receiveFiles, .pair, .exchangeKeys, .subscribeAdvertisements, .announced, .saidGoodbye, .search, .serveClipboard,
+             .forwardToWatcher, .takeKeys:
             s.sourceStopped = true
             s.closedByPeer = true
         case .sendAndClose(let frames, let reason):

@@ -72,6 +72,15 @@ public final class InMemoryNetwork: Sendable {
         /// connect, TLS handshake and hello on TCP.
         public var acceptedCount: Int { accepted.withLock(\.count) }
 
+        /// How many of the connections it accepted are still open.
+        public var openCount: Int { accepted.withLock { $0.filter { !$0.isClosed }.count } }
+
+        /// Breaks every connection it accepted (both ends read the end), as a link that drops;
+        /// it goes on accepting.
+        public func breakConnections() {
+            for connection in accepted.withLock({ $0 }) { connection.closeNow() }
+        }
+
         /// The endpoint that reaches this listener, pinned to its identity.
         public var endpoint: PeerEndpoint { PeerEndpoint(host: host, port: port, expectedIdentity: identity.deviceID) }
     }

@@ -6,7 +6,7 @@ import HandoffCore
 ///
 /// ``close()`` closes both directions, as closing a socket does: the other end reads the end
 /// (after what was sent), and a pending ``receive()`` here returns nil.
-public final class InMemoryPeerConnection: UnpinnedFrameConnection {
+public final class InMemoryPeerConnection: UnpinnedFrameConnection, OutboundLimiting {
     /// The identity the other end proved (in TLS terms: the certificate it presented); nil for
     /// an end that has no identity.
     public let provenIdentity: ProvenPeerIdentity?

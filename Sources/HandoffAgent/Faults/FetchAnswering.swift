@@ -24,7 +24,8 @@ protocol FetchAnswering: Sendable {
 /// (`saving`).
 struct AgentFetchAnswering: FetchAnswering {
     let agent: Agent
-    let outbound: NIOAsyncChannelOutboundWriter<Frame>
+    /// Writes frames to the connection, in one flush.
+    let write: @Sendable ([Frame]) async throws -> Void
     let saving: any ActivitySaving
     /// The request ID of a fetch on a multiplexed connection: its frames go as `reply` frames
     /// tagged with it. Nil on a connection that carries one fetch at a time.
@@ -37,8 +38,8 @@ struct AgentFetchAnswering: FetchAnswering {
     }
 
     func send(_ frames: [Frame], answering request: FetchRequest) async throws {
-        guard let tag else { return try await outbound.write(contentsOf: frames) }
-        try await outbound.write(contentsOf: frames.map { TaggedFrame(id: tag, frame: $0).wrapped(as: .reply) })
+        guard let tag else { return try await write(frames) }
+        try await write(frames.map { TaggedFrame(id: tag, frame: $0).wrapped(as: .reply) })
     }
 }
 
@@ -101,9 +102,14 @@ extension Agent {
     /// faults set at this moment if any touch fetches or how apps save. With a `tag`, the one
     /// fetch of that request ID on a multiplexed connection.
     func fetchAnswering(on connection: FrameServer.Connection, logger: Logger, tag: UInt32? = nil) -> any FetchAnswering {
-        let plain = AgentFetchAnswering(agent: self, outbound: connection.outbound, saving: faults.activitySaving, tag: tag)
+        fetchAnswering(on: SourceLink(connection), logger: logger, tag: tag)
+    }
+
+    /// ``fetchAnswering(on:logger:tag:)`` for any connection a source session serves, the shared
+    /// connections this side dialled included (``SourceLink``).
+    func fetchAnswering(on link: SourceLink, logger: Logger, tag: UInt32? = nil) -> any FetchAnswering {
+        let plain = AgentFetchAnswering(agent: self, write: link.write, saving: faults.activitySaving, tag: tag)
         guard faults.touchesFetches else { return plain }
-        return FaultyFetchAnswering(base: plain, faults: faults, limitOutbound: { await connection.limitOutbound(toBytes: $0) }, clock: clock,
-                                    logger: logger, remote: connection.remoteAddress.map { "\($0)" } ?? "unknown")
+        return FaultyFetchAnswering(base: plain, faults: faults, limitOutbound: link.limitOutbound, clock: clock, logger: logger, remote: link.remote)
     }
 }

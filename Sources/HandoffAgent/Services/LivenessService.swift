@@ -20,24 +20,27 @@ import Foundation
 public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     typealias Machine = PeerLiveness<DeviceID, C.Instant>
 
-    private let agent: Agent
+    let agent: Agent
     private let connector: any PeerConnector
-    private let clock: C
-    private let logger: Logger
-    private var machine: Machine
-    private var targets: [DeviceID: LivenessTarget] = [:]
+    let clock: C
+    let logger: Logger
+    var machine: Machine
+    var targets: [DeviceID: LivenessTarget] = [:]
     /// Which of a target's endpoints to try next: a failed connect moves on to the next one.
     private var endpointIndex: [DeviceID: Int] = [:]
     /// Open connections, by attempt.
-    private var connections: [Int: OpenConnection] = [:]
+    var connections: [Int: OpenConnection] = [:]
     /// This device's advertising key as the open connections were last told it, and as the
     /// last look at the agent found it.
     private var announcedKey: AdvertisingKey?
     private var currentKey: AdvertisingKey?
     /// Attempts the machine closed before their connection opened.
-    private var abandoned: Set<Int> = []
+    var abandoned: Set<Int> = []
     /// Open connections that subscribe now (``subscribeOpenConnection(to:)``), with their device.
     private var subscriptionsToSend: [(any FrameConnection, DeviceID, announce: Bool)] = []
+    /// Shared connections peers dialled that this side serves without using them itself
+    /// (``SharedConnectionRule``), by device: one is adopted before this side dials.
+    var standingBy: [DeviceID: SharedLink] = [:]
     private var stopped = false
 
     /// - Parameters:
@@ -64,9 +67,19 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                for (adoption, closing) in await adoptOffered() {
+                    group.addTask { await self.watch(adoption) }
+                    for connection in closing { group.addTask { await connection.close() } }
+                }
                 for action in await step() {
                     switch action {
                     case .connect(let key, let attempt):
+                        // A connection the peer dialled, standing by: this side cannot reach the peer, or did not try yet.
+                        if let (adoption, closing) = await adoptStandingBy(key) {
+                            group.addTask { await self.watch(adoption) }
+                            for connection in closing { group.addTask { await connection.close() } }
+                            continue
+                        }
                         guard let target = targets[key], !target.endpoints.isEmpty else { continue }
                         let endpoint = target.endpoints[(endpointIndex[key] ?? 0) % target.endpoints.count]
                         group.addTask { await self.probe(key, attempt: attempt, endpoint: endpoint, knownByAddress: target.subscribes) }
@@ -109,6 +122,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             actions += machine.untrack(key)
             targets.removeValue(forKey: key)
             endpointIndex.removeValue(forKey: key)
+            standingBy.removeValue(forKey: key)
             await agent.forgetPushedAdvertisements(of: key)
         }
         for (key, target) in current {
@@ -163,7 +177,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
 
     /// Performs what an event returned: changes of reachability, and closes; returns the
     /// connection the caller must close.
-    private func perform(_ action: Machine.Action) async -> (any FrameConnection)? {
+    func perform(_ action: Machine.Action) async -> (any FrameConnection)? {
         switch action {
         case .close(_, let attempt):
             if let connection = connections.removeValue(forKey: attempt)?.connection { return connection }
@@ -180,12 +194,9 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     }
 
     /// One connection to a peer: hello, then pongs (and, when subscribed, its advertisements)
-    /// until it closes or the machine closes it. It subscribes when the peer is `knownByAddress`
-    /// (DNS-SD shows nothing of it), and to every peer whose hello says it pushes its
-    /// advertisement (``PeerHello/pushesAdvertisements``): a change there then reaches this agent
-    /// in one frame, not when DNS-SD next announces it. When the hellos agree on multiplexing, it is also
-    /// the connection the agent's fetches and `continued` notices to the peer go on
-    /// (``MultiplexedLinks/share(_:device:)``): its `reply` frames go to them, and count as heard.
+    /// until it closes or the machine closes it (``serve(_:key:attempt:endpoint:knownByAddress:theirs:adopted:source:)``).
+    /// When the hellos agree to share it (``PeerHello/sharedConnection``), the peer may use it for
+    /// its own requests too, and this side serves them (``SharedSourceRole``).
     private func probe(_ key: DeviceID, attempt: Int, endpoint: PeerEndpoint, knownByAddress: Bool) async {
         let connection: any FrameConnection
         // The fetches' limits: their replies come on this connection.
@@ -205,58 +216,94 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             return
         }
         var refused = false
-        var fetches: MultiplexedConnection?
-        var failure: (any Error)?
+        let theirs: PeerHello
         do {
-            let theirs: PeerHello
-            switch try await PeerGreeting.greet(connection, hello: agent.hello) {
+            switch try await PeerGreeting.greet(connection, hello: agent.sharingHello) {
             case .paired(let hello): theirs = hello
             case .noHello: throw LivenessProbeError(reason: "the peer did not answer hello")
             case .noPong:
                 refused = true
                 throw LivenessProbeError(reason: "the peer did not answer the first ping (it may have unpaired this device)")
             }
-            let subscribe = knownByAddress || theirs.pushesAdvertisements
-            // One write: the subscription, and word that this agent is back (``Rejoining``; to a
-            // device known by address every time, as it may not see this one over DNS-SD either).
-            let announce = await agent.announcement(to: key, subscribing: knownByAddress)
-            let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
-            if !frames.isEmpty { try await connection.send(frames) }
-            connections[attempt]?.announced = announce != nil
-            if subscribe { connections[attempt]?.subscription = Subscription(endpoint: endpoint) }
-            connections[attempt]?.greeted = true
-            if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
-                let shared = MultiplexedConnection(connection: connection, limits: limits)
-                links.share(shared, device: key.bytes)
-                fetches = shared
-            }
-            await event { $0.established(key, attempt: attempt, now: $1) }
-            while let frame = try await connection.receive() {
-                switch frame.kind {
-                case .pong, .keys:
-                    break  // keys: its answer to this device's new key (``keyAnnouncements()``)
-                case .reply where fetches != nil:
-                    guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
-                case .advertisement where connections[attempt]?.subscription != nil:
-                    guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
-                    connections[attempt]?.subscription?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
-                    await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
-                default:
-                    throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")
-                }
-                heard(key, attempt: attempt)
-            }
         } catch {
-            failure = error
             logger.debug("liveness: connection ended", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
+            await connection.close()
+            connections.removeValue(forKey: attempt)
+            await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
+            return
+        }
+        let source = SourceSessionStateMachine.agreeToShare(agent.sharingHello, theirs)
+            ? SharedSourceRole(link: SourceLink(dialled: connection, to: key, at: endpoint), peer: theirs) : nil
+        await serve(connection, key: key, attempt: attempt, endpoint: endpoint, knownByAddress: knownByAddress, theirs: theirs, adopted: false,
+                    source: source)
+    }
+
+    /// A connection to a peer once the hellos are exchanged, until it ends: the subscription (when
+    /// the peer is `knownByAddress`, DNS-SD showing nothing of it, or its hello says it pushes its
+    /// advertisement, ``PeerHello/pushesAdvertisements``: a change there then reaches this agent in
+    /// one frame, not when DNS-SD next announces it), `announce`, then pongs and pushed records.
+    /// When the hellos agree on multiplexing, it is also the connection the agent's fetches and
+    /// `continued` notices to the peer go on (``MultiplexedLinks/share(_:device:)``): its `reply`
+    /// frames go to them, and count as heard. `adopted`: a connection the peer dialled
+    /// (``SharedLink``), already established in the machine. `source`: on a shared connection this
+    /// side dialled, where the peer's own requests go.
+    func serve(_ connection: any FrameConnection, key: DeviceID, attempt: Int, endpoint: PeerEndpoint, knownByAddress: Bool, theirs: PeerHello,
+               adopted: Bool, source: SharedSourceRole?) async {
+        let limits = await agent.client.limits
+        var fetches: MultiplexedConnection?
+        var failure: (any Error)?
+        await withTaskGroup(of: Void.self) { group in
+            if let source { group.addTask { await source.serve(agent: self.agent, logger: self.logger) } }
+            do {
+                let subscribe = knownByAddress || theirs.pushesAdvertisements
+                // One write: the subscription, and word that this agent is back (``Rejoining``; to a
+                // device known by address every time, as it may not see this one over DNS-SD either).
+                let announce = await agent.announcement(to: key, subscribing: knownByAddress)
+                let frames = (subscribe ? [PeerMessage.subscribe.frame] : []) + (announce.map { [$0] } ?? [])
+                if !frames.isEmpty { try await connection.send(frames) }
+                connections[attempt]?.announced = announce != nil
+                if subscribe { connections[attempt]?.subscription = Subscription(endpoint: endpoint) }
+                connections[attempt]?.greeted = true
+                if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
+                    let shared = MultiplexedConnection(connection: connection, limits: limits)
+                    links.share(shared, device: key.bytes)
+                    fetches = shared
+                }
+                if !adopted { await event { $0.established(key, attempt: attempt, now: $1) } }
+                while let frame = try await connection.receive() {
+                    if let source, SharedSourceRole.isForSource(frame.kind) {
+                        source.frames.push(frame)
+                        heard(key, attempt: attempt)
+                        continue
+                    }
+                    switch frame.kind {
+                    case .pong, .keys:
+                        break  // keys: its answer to this device's new key (``keyAnnouncements()``)
+                    case .reply where fetches != nil:
+                        guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
+                    case .advertisement where connections[attempt]?.subscription != nil:
+                        guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
+                        connections[attempt]?.subscription?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
+                        await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
+                    default:
+                        throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")
+                    }
+                    heard(key, attempt: attempt)
+                }
+            } catch {
+                failure = error
+                logger.debug("liveness: connection ended", metadata: ["handoff.peer": "\(endpoint)", "handoff.error": "\(error)"])
+            }
+            source?.frames.finish()
+            // The source side ends with the connection, which this side closes now.
+            await connection.close()
         }
         if let fetches {
             agent.fetchPool.links?.unshare(fetches, device: key.bytes)
             fetches.readerEnded(failure)
         }
-        await connection.close()
         connections.removeValue(forKey: attempt)
-        await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: refused) }
+        await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: false) }
     }
 
     private func adopt(_ connection: any FrameConnection, key: DeviceID, attempt: Int, endpoint: PeerEndpoint) -> Bool {
@@ -297,10 +344,12 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
 
     /// An open connection: the device it is pinned to, where it reaches it, whether the hellos
     /// are exchanged, and its subscription, if it subscribed.
-    private struct OpenConnection {
+    struct OpenConnection {
         var key: DeviceID
         var connection: any FrameConnection
         var endpoint: PeerEndpoint
+        /// Whether the peer dialled it (``SharedLink``), this side adopting it.
+        var accepted = false
         var greeted = false
         /// Whether it carried `announce` (at most once on a connection).
         var announced = false
@@ -309,7 +358,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
 
     /// A connection's subscription to the peer's advertisement: where it reaches the peer, and
     /// the record the peer pushed last.
-    private struct Subscription {
+    struct Subscription {
         var endpoint: PeerEndpoint
         var last: AdvertisementFeed.Record?
     }

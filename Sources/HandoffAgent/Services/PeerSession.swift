@@ -36,8 +36,12 @@ public enum PeerSession {
         // What apps and logs are told: the name this host stored when pairing, never the name
         // the peer gives itself in hello.
         let trustedName = await agent.trustedName(of: peerID)
-        var machine = SourceSessionStateMachine(hello: paired ? agent.hello : PeerHello(agentID: "-", name: "-"))
+        var machine = SourceSessionStateMachine(hello: paired ? agent.sharingHello : PeerHello(agentID: "-", name: "-"))
         let slots = RequestSlots(capacity: maxRequestsInFlight)
+        let link = SourceLink(connection)
+        // This side's liveness's use of the connection, when the hellos agreed to share it.
+        var shared: SharedLink?
+        defer { shared?.end() }
         var next: Frame? = first
         // A child task pushes the advertisement to a peer that subscribed, beside the pongs this
         // loop writes; it ends with the session.
@@ -57,30 +61,27 @@ public enum PeerSession {
                 } else if frame.kind == .hello {
                     connection.gate?.authenticate()
                 } else if let peerID, await !agent.isPaired(peerID) {
-                    // Unpaired while this connection was open (the agent keeps connections between
-                    // continuations): no frame it sends or had buffered (fetch, open, streamOpen,
-                    // continued, keys) is acted on; a fetch is told why.
-                    logger.info("refused a frame from a device no longer paired", metadata: [
-                        "handoff.remote": "\(remote)", "handoff.device": "\(peerID.shortID)", "handoff.frame": "\(frame.kind)",
-                    ])
-                    let refusal = PeerMessage.error(code: HandoffError.Code.userActivityConnectionUnavailable.rawValue,
-                        message: "this device (\(peerID.shortID)) is no longer paired with the host it reached; pair them again with `handoff pair`").frame
-                    if frame.kind == .fetch {
-                        try await connection.outbound.write(refusal)
-                    } else if frame.kind == .request, let tagged = try? TaggedFrame(unwrapping: frame) {
-                        try await connection.outbound.write(TaggedFrame(id: tagged.id, frame: refusal).wrapped(as: .reply))
-                    }
+                    try await refuseUnpaired(frame, from: peerID, on: link, logger: logger)
                     return
                 }
                 let peerName = trustedName ?? remote
-                switch machine.received(frame) {
-                case .send(let frames):
-                    try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
+                let action = machine.received(frame)
+                if case .send(let frames) = action, frame.kind == .hello, machine.shared, let peerID, let peer = machine.peer {
+                    // The hellos agreed to share this connection: the answer goes first, then
+                    // this side's liveness may take the connection as its own to the peer.
+                    try await link.write(frames)
+                    let offered = SharedLink(device: peerID, peerHello: peer, link: link)
+                    shared = offered
+                    agent.sharedLinks.offer(offered)
+                    next = try await inbound.next()
+                    continue
+                }
+                switch action {
                 case .lookUp(let request):
                     // A connection may carry many fetches over a long time (the continuing agent keeps
                     // it for the next one): how to answer (the faults set now) is asked for each, as
                     // the pairing is, for every frame, above.
-                    let served = try await serveFetch(request, tag: nil, on: connection, agent: agent, logger: logger) { lookup in
+                    let served = try await serveFetch(request, tag: nil, on: link, agent: agent, logger: logger) { lookup in
                         let action = switch lookup {
                         case .success(let found): machine.lookedUp(found?.0, source: found?.1, request: request, now: agent.wallClock())
                         case .failure(let error): machine.lookUpFailed(error)
@@ -89,24 +90,6 @@ public enum PeerSession {
                         return frames
                     }
                     guard served else { return }
-                case .lookUpTagged(let id, let request):
-                    // At the cap, no frame more is read until an answer is out: backpressure.
-                    await slots.acquire()
-                    let answers = machine
-                    children.addTask {
-                        defer { slots.release() }
-                        let served = try await serveFetch(request, tag: id, on: connection, agent: agent, logger: logger) { lookup in
-                            switch lookup {
-                            case .success(let found): answers.answer(found?.0, source: found?.1, request: request, now: agent.wallClock())
-                            case .failure(let error): [PeerMessage.error(code: error.code.rawValue, message: error.message).frame]
-                            }
-                        }
-                        // Refused as a fetch on a connection of its own would be: the connection closes.
-                        if !served { connection.close() }
-                    }
-                case .notifyContinued(let request):
-                    // The connection stays open: the continuing agent may reuse it for its next fetch.
-                    await agent.activityWasContinued(request, by: peerName)
                 case .receiveOpen(let request):
                     try await OpenURLTransfer.receive(request, inbound: &inbound, outbound: connection.outbound,
                                                       peer: peerName, device: peerID, agent: agent)
@@ -139,32 +122,14 @@ public enum PeerSession {
                 case .exchangeKeys(let key):
                     guard let peerID, let ours = await agent.receivedAdvertisingKey(key, from: peerID, certificateDER: connection.peerIdentity?.certificateDER) else { return }
                     try await connection.outbound.write(PeerMessage.keys(advertisingKey: ours.bytes).frame)
-                case .subscribeAdvertisements:
-                    // A paired device that knows this one by address: the record now, then each new one.
-                    let records = agent.advertisementFeed.subscribe()
-                    let outbound = connection.outbound
-                    logger.info("peer subscribed to the advertisement", metadata: ["handoff.remote": "\(remote)", "handoff.peer": "\(peerName)"])
-                    children.addTask {
-                        for await record in records {
-                            do { try await outbound.write(PeerMessage.advertisement(instanceName: record.instanceName, txtRecord: record.txtRecord).frame) } catch { return }
-                        }
-                    }
-                case .announced(let port, let instanceName, let txtRecord):
-                    // Paired (checked above) and pinned: the device itself says it is back.
-                    guard let peerID, let host = connection.remoteAddress?.peerHost else { break }
-                    await agent.receivedAnnouncement(port: port, instanceName: instanceName, txtRecord: txtRecord, from: peerID, host: host)
-                case .saidGoodbye:
-                    if let peerID { await agent.receivedGoodbye(from: peerID) }
-                    return
                 case .search(let request):
                     try await connection.outbound.write(await agent.answerSearch(request))
                 case .serveClipboard(let itemID):
                     try await ClipboardTransfer.serve(itemID, to: connection.outbound, peer: peerName, agent: agent, logger: logger)
                     return
-                case .sendAndClose(let frames, let reason):
-                    try await connection.outbound.write(contentsOf: frames)  // one flush for the whole answer
-                    logger.info("closing peer connection", metadata: ["handoff.remote": "\(remote)", "handoff.reason": "\(reason)"])
-                    return
+                default:
+                    guard try await perform(action, link: link, peerName: peerName, shared: shared, slots: slots, children: &children,
+                                            machine: machine, agent: agent, logger: logger) else { return }
                 }
                 next = try await inbound.next()
             }
@@ -176,12 +141,12 @@ public enum PeerSession {
     /// now, as for every fetch), looks the activity up, and sends the frames `answer` makes of the
     /// lookup. Returns false, having sent nothing, when the connection is no longer served or
     /// `answer` has nothing to send.
-    private static func serveFetch(_ request: FetchRequest, tag: UInt32?, on connection: FrameServer.Connection, agent: Agent, logger: Logger,
-                                   answer: (Result<(Activity, AppIdentity?)?, HandoffError>) -> [Frame]?) async throws -> Bool {
-        let answering = await agent.fetchAnswering(on: connection, logger: logger, tag: tag)
+    static func serveFetch(_ request: FetchRequest, tag: UInt32?, on link: SourceLink, agent: Agent, logger: Logger,
+                           answer: (Result<(Activity, AppIdentity?)?, HandoffError>) -> [Frame]?) async throws -> Bool {
+        let answering = await agent.fetchAnswering(on: link, logger: logger, tag: tag)
         guard answering.servesConnection, let frames = answer(try await answering.lookUp(request)) else { return false }
         var metadata: Logger.Metadata = [
-            "handoff.remote": "\(connection.remoteAddress.map { "\($0)" } ?? "unknown")", "handoff.id": "\(request.activityID)",
+            "handoff.remote": "\(link.remote)", "handoff.id": "\(request.activityID)",
             "handoff.continuation": "\(request.continuationID)", "handoff.found": "\(frames.first?.kind == .activity)",
         ]
         if let tag { metadata["handoff.request"] = "\(tag)" }

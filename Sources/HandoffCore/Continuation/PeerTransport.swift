@@ -41,6 +41,12 @@ public protocol FrameConnection: Sendable {
     func close() async
 }
 
+/// A connection whose outgoing bytes a fault can cut short (`faults.dropAfterBytes`).
+public protocol OutboundLimiting: Sendable {
+    /// From now on, lets `budget` more bytes of frames out, then closes the connection mid-frame.
+    func limitOutbound(toBytes budget: Int) async
+}
+
 /// Opens pinned connections to peer agents: the part of ``PeerTransport`` that fetches and
 /// liveness probes need (``ContinuationClient`` takes only this).
 public protocol PeerConnector: Sendable {

@@ -45,6 +45,12 @@ public struct SourceSessionStateMachine: Sendable {
         case serveClipboard(itemID: UUID)
         /// Send these frames (maybe none), then close the connection.
         case sendAndClose([Frame], reason: String)
+        /// On a shared connection: a frame answering this side's own liveness, subscription or
+        /// fetches on it (`pong`, `reply`, `advertisement`): hand it to the side's watcher.
+        case forwardToWatcher(Frame)
+        /// On a shared connection: the peer's new advertising key, recorded and not answered
+        /// (both sides announce their own on it, so an answer would be taken for an announcement).
+        case takeKeys([UInt8])
     }
 
     private enum State: Sendable {
@@ -61,12 +67,30 @@ public struct SourceSessionStateMachine: Sendable {
     private var announced = false
     /// Whether the hellos agreed on multiplexed requests.
     public private(set) var multiplexing = false
+    /// Whether the hellos agreed to share the connection (``PeerHello/sharedConnection``): the
+    /// peer's answers to this side's own requests on it come through here too.
+    public private(set) var shared = false
     private let hello: PeerHello
     private let agentName: String
 
     public init(hello: PeerHello) {
         self.hello = hello
         self.agentName = hello.name
+    }
+
+    /// The source side of a shared connection this side dialled: the hellos are exchanged
+    /// already (this side's went first), both agreed to multiplex and share, and `peer` is the
+    /// peer's hello.
+    public init(hello: PeerHello, sharingWith peer: PeerHello) {
+        self.init(hello: hello)
+        state = .ready(peer: peer)
+        multiplexing = true
+        shared = true
+    }
+
+    /// Whether two hellos agree to share their connection: both say so, and both multiplex.
+    public static func agreeToShare(_ ours: PeerHello, _ theirs: PeerHello) -> Bool {
+        ours.sharedConnection && theirs.sharedConnection && ours.multiplexing && theirs.multiplexing
     }
 
     /// The peer's hello, once received.
@@ -78,6 +102,7 @@ public struct SourceSessionStateMachine: Sendable {
     }
 
     public mutating func received(_ frame: Frame) -> Action {
+        if shared, case .ready = state, [.pong, .reply, .advertisement].contains(frame.kind) { return .forwardToWatcher(frame) }
         if frame.kind == .request { return receivedTagged(frame) }
         let message: PeerMessage
         do { message = try PeerMessage(frame: frame) } catch { return close("malformed frame: \(error)") }
@@ -94,6 +119,8 @@ public struct SourceSessionStateMachine: Sendable {
             multiplexing = answer.multiplexing
             // Said only to a watcher that knows the field (an old one subscribes by address only).
             answer.pushesAdvertisements = hello.pushesAdvertisements && theirs.pushesAdvertisements
+            answer.sharedConnection = Self.agreeToShare(hello, theirs)
+            shared = answer.sharedConnection
             return .send([PeerMessage.hello(answer).frame])
         case (.ready(let peer), .fetch(let request)):
             state = .lookingUp(peer: peer)
@@ -116,7 +143,7 @@ public struct SourceSessionStateMachine: Sendable {
             state = .closed
             return .serveClipboard(itemID: itemID)
         case (.ready, .keys(let key)):
-            return .exchangeKeys(key)
+            return shared ? .takeKeys(key) : .exchangeKeys(key)
         case (.ready, .ping(let sequence)):
             // Liveness (docs/PROTOCOL.md): answered at once, the connection stays open.
             return .send([PeerMessage.pong(sequence: sequence).frame])

@@ -141,6 +141,41 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
         return actions
     }
 
+    /// What the machine holds for a tracked peer now.
+    public enum LinkState: Sendable, Hashable {
+        /// No connection, and none opening.
+        case idle
+        /// Attempt `attempt` is opening.
+        case connecting(attempt: Int)
+        /// Attempt `attempt`'s connection is open.
+        case open(attempt: Int)
+    }
+
+    /// The peer's link now; nil when it is not tracked.
+    public func link(of key: Key) -> LinkState? {
+        switch entries[key]?.link {
+        case nil: nil
+        case .idle?: .idle
+        case .connecting(let attempt, _)?: .connecting(attempt: attempt)
+        case .open(let attempt, _)?: .open(attempt: attempt)
+        }
+    }
+
+    /// The peer's own connection to this side, which shares it (docs/PROTOCOL.md, "One connection
+    /// per pair"), becomes this peer's connection: it is open and heard from now, as an attempt
+    /// that was just established; an attempt still opening, or a connection open before, is
+    /// closed. Returns the new connection's attempt number and the actions (nil when the peer is
+    /// not tracked).
+    public mutating func adopt(_ key: Key, now: Instant) -> (attempt: Int, actions: [Action])? {
+        guard let entry = entries[key] else { return nil }
+        let attempt = nextAttempt
+        nextAttempt += 1
+        var actions = Self.attempt(of: entry.link).map { [Action.close(key, attempt: $0)] } ?? []
+        entries[key]?.link = .connecting(attempt: attempt, deadline: now)
+        actions += established(key, attempt: attempt, now: now)
+        return (attempt, actions)
+    }
+
     /// The peer answered the hello and the first ping on attempt `attempt`: it is reachable.
     public mutating func established(_ key: Key, attempt: Int, now: Instant) -> [Action] {
         guard var entry = entries[key], case .connecting(attempt, _) = entry.link else { return [.close(key, attempt: attempt)] }

@@ -27,14 +27,21 @@ public struct PeerHello: Sendable, Hashable {
     /// An agent that does not know the field ignores it, and is subscribed to as before (only
     /// when known by address).
     public var pushesAdvertisements: Bool
+    /// Whether the sender shares one connection per pair of devices (docs/PROTOCOL.md, "One
+    /// connection per pair"): on a connection whose hellos both say so, the side that accepted it
+    /// also uses it for its own liveness, subscription and fetches to the side that dialled, and
+    /// that side serves them, so the pair needs no second connection. Only with `multiplexing`.
+    /// An agent that does not know the field ignores it: each side then dials its own.
+    public var sharedConnection: Bool
 
     public init(versions: [Int] = PeerHello.supportedVersions, agentID: String, name: String, multiplexing: Bool = false,
-                pushesAdvertisements: Bool = false) {
+                pushesAdvertisements: Bool = false, sharedConnection: Bool = false) {
         self.versions = versions
         self.agentID = agentID
         self.name = name
         self.multiplexing = multiplexing
         self.pushesAdvertisements = pushesAdvertisements
+        self.sharedConnection = sharedConnection
     }
 
     /// The highest version both sides speak, or nil.
@@ -183,6 +190,7 @@ public enum PeerMessage: Sendable, Hashable {
             ]
             if h.multiplexing { fields["multiplexing"] = .bool(true) }
             if h.pushesAdvertisements { fields["advertisementPush"] = .bool(true) }
+            if h.sharedConnection { fields["sharedConnection"] = .bool(true) }
             return Frame(kind: .hello, payload: PropertyListBinaryCoding.encode(fields))
         case .fetch(let f):
             return Frame(kind: .fetch, payload: PropertyListBinaryCoding.encode([
@@ -289,7 +297,10 @@ public enum PeerMessage: Sendable, Hashable {
             if case .bool(true)? = fields["multiplexing"] { multiplexing = true }
             var pushes = false
             if case .bool(true)? = fields["advertisementPush"] { pushes = true }
-            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name, multiplexing: multiplexing, pushesAdvertisements: pushes))
+            var shared = false
+            if case .bool(true)? = fields["sharedConnection"] { shared = true }
+            self = .hello(PeerHello(versions: versions, agentID: agentID, name: name, multiplexing: multiplexing, pushesAdvertisements: pushes,
+                                    sharedConnection: shared))
         case .fetch, .continued:
             guard case .uuid(let activityID)? = fields["activityID"], case .uuid(let continuationID)? = fields["continuationID"] else {
                 throw malformed("missing activityID or continuationID")

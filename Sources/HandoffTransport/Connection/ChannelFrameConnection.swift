@@ -45,11 +45,19 @@ public final class ChannelFrameConnection: UnpinnedFrameConnection {
     public func close() async {
         try? await channel.close()
     }
+
+    /// Fault injection (`faults.dropAfterBytes`): lets `budget` more bytes of frames out, then closes.
+    public func limitOutbound(toBytes budget: Int) async {
+        await channel.limitOutbound(toBytes: budget)
+    }
 }
 
+extension ChannelFrameConnection: OutboundLimiting {}
+
 /// Frames received on a channel, waiting for a reader. Holds at most what the peer sent before
-/// the reader asked: every request/response exchange on these connections is bounded.
-final class FrameInbox: Sendable {
+/// the reader asked: every request/response exchange on these connections is bounded. One
+/// reader at a time calls ``next()``.
+public final class FrameInbox: Sendable {
     private struct State {
         var frames: [Frame] = []
         var end: Result<Void, any Error>?
@@ -58,7 +66,10 @@ final class FrameInbox: Sendable {
 
     private let state = Mutex(State())
 
-    func push(_ frame: Frame) {
+    public init() {}
+
+    /// Hands `frame` to the reader (dropped once the inbox has ended).
+    public func push(_ frame: Frame) {
         let waiter = state.withLock { s -> CheckedContinuation<Frame?, any Error>? in
             guard s.end == nil else { return nil }
             if let w = s.waiter { s.waiter = nil; return w }
@@ -68,7 +79,8 @@ final class FrameInbox: Sendable {
         waiter?.resume(returning: frame)
     }
 
-    func finish(_ error: (any Error)? = nil) {
+    /// Ends the inbox: the reader gets the frames still held, then nil (or `error`).
+    public func finish(_ error: (any Error)? = nil) {
         let waiter = state.withLock { s -> CheckedContinuation<Frame?, any Error>? in
             if s.end == nil { s.end = error.map { .failure($0) } ?? .success(()) }
             defer { s.waiter = nil }
@@ -77,7 +89,8 @@ final class FrameInbox: Sendable {
         if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
     }
 
-    func next() async throws -> Frame? {
+    /// The next frame; nil once the inbox has ended and is empty.
+    public func next() async throws -> Frame? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Frame?, any Error>) in
                 let immediate: Result<Frame?, any Error>? = state.withLock { s in

@@ -1,0 +1,66 @@
+import HandoffCore
+import HandoffTransport
+import HandoffTrust
+import Synchronization
+
+/// A connection a paired device dialled to this one, whose hellos agreed to share it
+/// (docs/PROTOCOL.md, "One connection per pair"), as this side's liveness sees it: a
+/// ``FrameConnection`` whose writes go on the accepted connection and whose frames are the ones
+/// ``PeerSession`` (which reads the connection) hands over because they answer this side's own
+/// pings, subscription and fetches (``deliver(_:)``). ``PeerSession`` offers it to liveness
+/// (``SharedLinks``), which adopts it or keeps it standing by (``SharedConnectionRule``).
+final class SharedLink: FrameConnection {
+    /// The device that dialled.
+    let device: DeviceID
+    /// Its hello, as the accepting session read it.
+    let peerHello: PeerHello
+    private let link: SourceLink
+    private let inbox = FrameInbox()
+    private let ended = Atomic<Bool>(false)
+
+    init(device: DeviceID, peerHello: PeerHello, link: SourceLink) {
+        self.device = device
+        self.peerHello = peerHello
+        self.link = link
+    }
+
+    func send(_ frames: [Frame]) async throws { try await link.write(frames) }
+
+    func receive() async throws -> Frame? { try await inbox.next() }
+
+    /// Closes the accepted connection itself: its session ends too.
+    func close() async { await link.close() }
+
+    /// A frame that answers this side's own requests on the connection.
+    func deliver(_ frame: Frame) { inbox.push(frame) }
+
+    /// The session serving the connection ended: so does this side's use of it.
+    func end() {
+        ended.store(true, ordering: .releasing)
+        inbox.finish()
+    }
+
+    /// Whether the connection has ended.
+    var isEnded: Bool { ended.load(ordering: .acquiring) }
+}
+
+/// The shared connections the peer sessions accepted and liveness has not taken yet.
+final class SharedLinks: Sendable {
+    private let offered = Mutex<[SharedLink]>([])
+
+    /// A session accepted `link`; liveness takes it at its next step.
+    func offer(_ link: SharedLink) {
+        offered.withLock { links in
+            links.removeAll(where: \.isEnded)
+            links.append(link)
+        }
+    }
+
+    /// The links offered since the last call, oldest first, those that ended already left out.
+    func takeOffered() -> [SharedLink] {
+        offered.withLock { links in
+            defer { links.removeAll() }
+            return links.filter { !$0.isEnded }
+        }
+    }
+}
