@@ -8,7 +8,8 @@
 ///
 /// The host name is the agent's own (`host`), kept when the instance is renamed
 /// (`handoff-5115f36a5ed0 #2`): an SRV target and an A record's owner are host names, which a
-/// space and `#` do not belong in.
+/// space and `#` do not belong in (BIND 9 refuses such an A record, "bad owner name
+/// (check-names)", and with it the whole update).
 public struct DNSSDRecords: Sendable {
     public var domain: DNSName
     public var serviceType: DNSName
