@@ -289,7 +289,8 @@ public actor Agent {
                                                paused: settings.paused, now: now)
         guard let txt = sealing.reseal(input, now: now) else { return }
         advertiser.updateTXTRecord(txt)
-        wideAreaRegistrar?.updateTXTRecord(txt)
+        // Wide-area DNS-SD registers it under the name it is sealed for: a rename moves it there.
+        wideAreaRegistrar?.advertise(.init(instanceName: input.instanceName, txtRecord: txt))
         advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
     }
 

@@ -3,13 +3,13 @@
 // takes nothing sealed for another name, but tells the record a rename left behind from a forgery.
 import Foundation
 import HandoffCore
-import HandoffDiscovery
 import HandoffTrust
 import Logging
 import Synchronization
 import Testing
 
 @testable import HandoffAgent
+@testable import HandoffDiscovery
 
 @Suite("A renamed instance: sealed again at once, never taken under a name it is not sealed for")
 struct RenamedInstanceTests {
@@ -52,6 +52,28 @@ struct RenamedInstanceTests {
         _ = try await agent.publish(Sample.activity(1))
         let third = await agent.advertisedTXTRecord
         #expect(Self.timestamp(try Self.opening(third, instance: renamed, senders: [sender])) != nil)
+    }
+
+    @Test("wide-area DNS-SD is given the new name together with the record sealed for it, and the first name again when it comes back")
+    func wideAreaFollowsTheRename() async throws {
+        let wideArea = try #require(try WideAreaConfigurationTests().parse(WideAreaConfigurationTests.good).wideArea)
+        let agent = makeAgent { $0.wideArea = wideArea }
+        let sender = await Self.ownSender(agent)
+        let (original, renamed) = (agent.instanceName, "\(agent.instanceName) #2")
+        let registrar = try #require(agent.wideAreaRegistrar)
+        #expect(registrar.initial == .init(instanceName: original, txtRecord: await agent.advertisedTXTRecord))
+        #expect(registrar.settings.hostName == original, "the host name in the zone is kept across renames")
+        var advertised = registrar.changes.makeAsyncIterator()
+
+        await agent.registered(as: renamed)
+        let moved = try #require(await advertised.next())
+        #expect(moved == .init(instanceName: renamed, txtRecord: await agent.advertisedTXTRecord))
+        #expect(Self.timestamp(try Self.opening(moved.txtRecord, instance: renamed, senders: [sender])) != nil)
+
+        await agent.registered(as: original)
+        let back = try #require(await advertised.next())
+        #expect(back.instanceName == original)
+        #expect(Self.timestamp(try Self.opening(back.txtRecord, instance: original, senders: [sender])) != nil)
     }
 
     @Test("the agent's own record under its new name: not its own until sealed for that name, then visible (`handoff doctor`)")

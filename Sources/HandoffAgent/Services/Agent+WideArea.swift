@@ -19,12 +19,16 @@ extension Agent {
         return (server, domain, TSIGKey(name: keyName, secret: wideArea.tsigSecret))
     }
 
+    /// The registrar of the configured domain, nil when `wideArea` is not configured: it starts
+    /// with `txtRecord` under `instanceName`, which is also its host name, kept across renames.
     static func wideAreaRegistrar(_ configuration: AgentConfiguration, instanceName: String, port: Int, txtRecord: [UInt8],
                                   logger: Logger, wallClock: @escaping @Sendable () -> Date) -> WideAreaRegistrar? {
         guard let (server, domain, key) = wideAreaSettings(configuration) else { return nil }
         let settings = WideAreaRegistrar.Settings(server: server, domain: domain, key: key, serviceType: configuration.serviceType,
-                                                  instanceName: instanceName, port: UInt16(port))
-        return WideAreaRegistrar(settings: settings, txtRecord: txtRecord, logger: logger) { UInt64(max(0, wallClock().timeIntervalSince1970)) }
+                                                  hostName: instanceName, port: UInt16(port))
+        return WideAreaRegistrar(settings: settings, advertisement: .init(instanceName: instanceName, txtRecord: txtRecord), logger: logger) {
+            UInt64(max(0, wallClock().timeIntervalSince1970))
+        }
     }
 
     /// A browser of the configured domain, or nil when `wideArea` is not configured.

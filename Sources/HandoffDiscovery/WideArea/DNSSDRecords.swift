@@ -5,6 +5,11 @@
 /// - `_handoff._tcp.handoff.test.` PTR `handoff-5115f36a5ed0._handoff._tcp.handoff.test.`
 /// - the instance's SRV (port, target `handoff-5115f36a5ed0.handoff.test.`) and TXT
 /// - `handoff-5115f36a5ed0.handoff.test.` A the agent's address
+///
+/// The host name is the agent's own (`host`), kept when the instance is renamed
+/// (`handoff-5115f36a5ed0 #2`): an SRV target and an A record's owner are host names, which a
+/// space and `#` do not belong in (BIND 9 refuses such an A record, "bad owner name
+/// (check-names)", and with it the whole update).
 public struct DNSSDRecords: Sendable {
     public var domain: DNSName
     public var serviceType: DNSName
@@ -15,10 +20,12 @@ public struct DNSSDRecords: Sendable {
     public var address: [UInt8]
     public var ttl: UInt32
 
-    /// Nil if a name would be malformed (too long).
-    public init?(domain: DNSName, serviceType: String, instance: String, port: UInt16, txt: [UInt8], address: [UInt8], ttl: UInt32 = 120) {
+    /// `host`: the first label of the host name (the SRV's target, the A record's owner); the
+    /// instance name if nil. Nil if a name would be malformed (too long).
+    public init?(domain: DNSName, serviceType: String, instance: String, host: String? = nil, port: UInt16, txt: [UInt8], address: [UInt8],
+                 ttl: UInt32 = 120) {
         guard let type = DNSName(labels: serviceType.split(separator: ".").map(String.init) + domain.labels),
-            let instanceName = type.prepending(instance), let host = domain.prepending(instance)
+            let instanceName = type.prepending(instance), let host = domain.prepending(host ?? instance)
         else { return nil }
         (self.domain, self.serviceType, self.instanceName, self.hostName) = (domain, type, instanceName, host)
         (self.port, self.txt, self.address, self.ttl) = (port, txt.isEmpty ? [0] : txt, address, ttl)
@@ -41,9 +48,15 @@ public struct DNSSDRecords: Sendable {
 
     /// Removes the PTR to this instance and every record of the instance and its host name.
     public var removal: [DNSRecord] {
+        instanceRemoval + [Self.deleteRRset(hostName, DNSRecord.typeANY)]
+    }
+
+    /// Removes the PTR to this instance and every record of the instance (its SRV and TXT), but
+    /// not its host's: what a rename takes away from the name the instance had.
+    public var instanceRemoval: [DNSRecord] {
         var deletePTR = ptr
         (deletePTR.recordClass, deletePTR.ttl) = (DNSRecord.classNONE, 0)
-        return [deletePTR, Self.deleteRRset(instanceName, DNSRecord.typeANY), Self.deleteRRset(hostName, DNSRecord.typeANY)]
+        return [deletePTR, Self.deleteRRset(instanceName, DNSRecord.typeANY)]
     }
 
     /// RFC 2136 §2.5.2 (or §2.5.3 with type ANY): class ANY, TTL 0, no rdata.
