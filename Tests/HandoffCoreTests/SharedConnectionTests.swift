@@ -79,6 +79,22 @@ struct SharedConnectionTests {
         #expect(machine.tick(now: clock.now) == [.connect("h1", attempt: 3)], "a closed connection is confirmed by one more attempt at once")
     }
 
+    @Test("a peer that said goodbye is unreachable at once, and tried again only after the retry interval")
+    func goodbyeIsFinal() {
+        var machine = Machine(timing: Self.timing)
+        machine.track("h1", now: clock.now)
+        _ = machine.tick(now: clock.now)
+        _ = machine.established("h1", attempt: 1, now: clock.now)
+        #expect(machine.saidGoodbye("h1", attempt: 7, now: clock.now) == [], "another connection's goodbye is not this one's")
+        #expect(machine.saidGoodbye("h1", attempt: 1, now: clock.now) == [.unreachable("h1", lastHeard: clock.now)])
+        #expect(machine.status(of: "h1") == .unreachable)
+        clock.advance(by: .milliseconds(400))
+        #expect(machine.tick(now: clock.now) == [], "not at once: it is stopping")
+        clock.advance(by: .milliseconds(100))
+        #expect(machine.tick(now: clock.now) == [.connect("h1", attempt: 2)])
+        #expect(machine.established("h1", attempt: 2, now: clock.now) == [.reachable("h1")], "back after a restart")
+    }
+
     @Test("on a shared connection the accepting session hands pong, reply and advertisement to its watcher, takes keys without answering, and serves the rest")
     func acceptingSessionRoutes() throws {
         var machine = SourceSessionStateMachine(hello: Self.ours)

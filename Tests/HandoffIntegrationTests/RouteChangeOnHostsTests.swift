@@ -22,13 +22,16 @@ final class RouteChangeOnHostsTests: LabTestCase {
 
     func h1Reachable() throws -> Bool { try h1()?["reachable"] as? Bool == true }
 
-    /// h2's TCP connections to h1's agent established now, each by its local address and port,
-    /// as `ss` in h2's namespace shows them (the queue columns move, the ends do not).
+    /// The TCP connections established now between h2 and h1's agent, whichever side dialled
+    /// (the two share one, docs/PROTOCOL.md "One connection per pair of devices": h2's to h1's
+    /// port, or h1's to h2's), each by its two ends, as `ss` in h2's namespace shows them (the
+    /// queue columns move, the ends do not).
     func connectionsFromH2ToH1(port: Int) throws -> [String] {
-        let out = try lab.exec("h2", ["ss", "-tnH", "state", "established", "( dport = :\(port) )"]).stdout
+        let h2Port = try XCTUnwrap(try lab.registeredStatus("h2")["port"] as? Int)
+        let out = try lab.exec("h2", ["ss", "-tnH", "state", "established", "( dport = :\(port) or sport = :\(h2Port) )"]).stdout
         return out.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count > 2 ? String(fields[2]) : nil
+            return fields.count > 3 ? "\(fields[2]) \(fields[3])" : nil
         }
     }
 

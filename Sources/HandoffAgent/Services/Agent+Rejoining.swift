@@ -18,9 +18,11 @@ extension Agent {
     /// A paired device said on a connection pinned to it, from `host`, that it is back: its
     /// record is taken as if resolved at `host` and `port` (and that address remembered; for a
     /// device with stored addresses, at the first of those), the device is reachable (it just
-    /// spoke), and liveness reaches it there until DNS-SD shows it.
-    public func receivedAnnouncement(port: Int, instanceName: String, txtRecord: [UInt8], from deviceID: DeviceID, host: String) {
-        guard trust.isPaired(deviceID) else { return }
+    /// spoke), and liveness reaches it there until DNS-SD shows it. Returns where it is reached
+    /// now (nil: the device is not paired).
+    @discardableResult
+    public func receivedAnnouncement(port: Int, instanceName: String, txtRecord: [UInt8], from deviceID: DeviceID, host: String) -> PeerEndpoint? {
+        guard trust.isPaired(deviceID) else { return nil }
         rejoining.announced(by: deviceID)
         // A device known by stored addresses is reached at those (liveness tries them in turn):
         // its announce brings its record, not a new way to it.
@@ -29,6 +31,7 @@ extension Agent {
         receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: deviceID, at: endpoint, announced: true)
         setReachability(deviceID, reachable: true, lastHeard: nil)
         logger.info("a paired device announced it is back", metadata: ["handoff.device": "\(deviceID.shortID)", "handoff.address": "\(host):\(port)"])
+        return endpoint
     }
 
     /// A paired device said on its liveness connection that it stops, as a DNS-SD goodbye says

@@ -283,8 +283,11 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                         guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
                     case .advertisement where connections[attempt]?.subscription != nil:
                         guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
+                        // A connection the peer dialled reaches it where it announced, if it did.
+                        let place = (connection as? SharedLink)?.endpoint(orElse: endpoint) ?? endpoint
                         connections[attempt]?.subscription?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
-                        await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: endpoint)
+                        connections[attempt]?.subscription?.endpoint = place
+                        await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: place)
                     default:
                         throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")
                     }
@@ -303,7 +306,12 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
             fetches.readerEnded(failure)
         }
         connections.removeValue(forKey: attempt)
-        await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: false) }
+        // On a shared connection the peer's `goodbye` comes to its source side: it stops.
+        if source?.goodbye.isSaid == true || (connection as? SharedLink)?.saidGoodbye == true {
+            await event { $0.saidGoodbye(key, attempt: attempt, now: $1) }
+        } else {
+            await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: false) }
+        }
     }
 
     private func adopt(_ connection: any FrameConnection, key: DeviceID, attempt: Int, endpoint: PeerEndpoint) -> Bool {

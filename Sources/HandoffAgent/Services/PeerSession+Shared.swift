@@ -46,7 +46,9 @@ extension PeerSession {
         case .announced(let port, let instanceName, let txtRecord):
             // Paired (checked before) and pinned: the device itself says it is back.
             guard let peerID = link.peerID, let host = link.host else { break }
-            await agent.receivedAnnouncement(port: port, instanceName: instanceName, txtRecord: txtRecord, from: peerID, host: host)
+            let reached = await agent.receivedAnnouncement(port: port, instanceName: instanceName, txtRecord: txtRecord, from: peerID, host: host)
+            // Where this side's pushes from the peer on the same connection are taken at.
+            if let reached { shared?.markAnnounced(at: reached) }
         case .saidGoodbye:
             if let peerID = link.peerID { await agent.receivedGoodbye(from: peerID) }
             return false

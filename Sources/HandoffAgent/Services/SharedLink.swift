@@ -17,6 +17,9 @@ final class SharedLink: FrameConnection {
     private let link: SourceLink
     private let inbox = FrameInbox()
     private let ended = Atomic<Bool>(false)
+    private let goodbye = Atomic<Bool>(false)
+    /// Where the peer is reached, as its `announce` on this connection made it.
+    private let announced = Mutex<PeerEndpoint?>(nil)
 
     init(device: DeviceID, peerHello: PeerHello, link: SourceLink) {
         self.device = device
@@ -42,6 +45,21 @@ final class SharedLink: FrameConnection {
 
     /// Whether the connection has ended.
     var isEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// The peer announced on it that it started; the agent reaches it at `endpoint` now
+    /// (``Agent/receivedAnnouncement(port:instanceName:txtRecord:from:host:)``).
+    func markAnnounced(at endpoint: PeerEndpoint) { announced.withLock { $0 = endpoint } }
+
+    /// Where the peer is reached: where its `announce` on this connection put it (a restarted
+    /// peer's port is new, and what DNS-SD or the last-known address says may be its old one),
+    /// else `known`.
+    func endpoint(orElse known: PeerEndpoint) -> PeerEndpoint { announced.withLock { $0 } ?? known }
+
+    /// The peer said `goodbye` on it: it stops.
+    func markGoodbye() { goodbye.store(true, ordering: .releasing) }
+
+    /// Whether the peer said `goodbye` on it.
+    var saidGoodbye: Bool { goodbye.load(ordering: .acquiring) }
 }
 
 /// The shared connections the peer sessions accepted and liveness has not taken yet.

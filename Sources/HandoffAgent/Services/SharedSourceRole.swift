@@ -2,6 +2,7 @@ import HandoffCore
 import HandoffTransport
 import HandoffTrust
 import Logging
+import Synchronization
 
 /// The source side of a shared connection this side dialled (docs/PROTOCOL.md, "One connection
 /// per pair"): the peer sends its own pings, fetches, `continued` notices, keys, subscription,
@@ -14,6 +15,15 @@ struct SharedSourceRole: Sendable {
     let link: SourceLink
     /// The peer's hello (it agreed to share).
     let peer: PeerHello
+    /// Set when the peer said `goodbye` (it stops).
+    let goodbye = Goodbye()
+
+    /// Whether the peer said `goodbye` on the connection.
+    final class Goodbye: Sendable {
+        private let said = Atomic<Bool>(false)
+        func mark() { said.store(true, ordering: .releasing) }
+        var isSaid: Bool { said.load(ordering: .acquiring) }
+    }
 
     /// Whether a frame read on the connection is the peer's to this side's source, not an answer
     /// to this side's own requests (`pong`, `reply`, `advertisement`).
@@ -34,7 +44,9 @@ struct SharedSourceRole: Sendable {
                         try await PeerSession.refuseUnpaired(frame, from: peerID, on: link, logger: logger)
                         break
                     }
-                    guard try await PeerSession.perform(machine.received(frame), link: link, peerName: peerName, shared: nil, slots: slots,
+                    let action = machine.received(frame)
+                    if case .saidGoodbye = action { goodbye.mark() }
+                    guard try await PeerSession.perform(action, link: link, peerName: peerName, shared: nil, slots: slots,
                                                         children: &children, machine: machine, agent: agent, logger: logger) else { break }
                 }
             }

@@ -215,6 +215,24 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
         return fail(key, now: now)
     }
 
+    /// The peer said on attempt `attempt`'s connection that it stops (`goodbye`, on the pinned
+    /// connection: the device itself said it): it is unreachable at once, and tried again only
+    /// after ``Timing/retryInterval`` (it may restart), not at once as after a connection that
+    /// closed unannounced, which would reach it while it is still stopping.
+    public mutating func saidGoodbye(_ key: Key, attempt: Int, now: Instant) -> [Action] {
+        guard var entry = entries[key], Self.attempt(of: entry.link) == attempt else { return [] }
+        entry.link = .idle(nextAttemptAt: now.advanced(by: timing.retryInterval))
+        entry.failures = max(entry.failures, 2)
+        entry.movedAt = nil
+        var actions: [Action] = []
+        if entry.status != .unreachable {
+            entry.status = .unreachable
+            actions.append(.unreachable(key, lastHeard: entry.lastHeard))
+        }
+        entries[key] = entry
+        return actions
+    }
+
     /// Advances time: starts attempts and pings that are due, and gives up on attempts and
     /// connections that have been silent for ``Timing/timeout``.
     public mutating func tick(now: Instant) -> [Action] {
