@@ -66,4 +66,13 @@ extension LivenessService {
         await serve(adoption.link, key: adoption.link.device, attempt: adoption.attempt, endpoint: adoption.endpoint,
                     knownByAddress: adoption.knownByAddress, theirs: adoption.link.peerHello, adopted: true, source: nil)
     }
+
+    /// The replies read on adopted connections since the last tick, which went straight to the
+    /// fetches (``SharedLink/deliver(_:)``), count as heard from their peers.
+    func heardOnAdoptedLinks() {
+        for (attempt, open) in connections {
+            guard let link = open.connection as? SharedLink, link.takeRepliesRead() > 0 else { continue }
+            machine.heard(open.key, attempt: attempt, now: clock.now)
+        }
+    }
 }

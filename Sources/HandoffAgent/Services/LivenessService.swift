@@ -93,6 +93,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 }
                 for (connection, frame) in keyAnnouncements() { group.addTask { try? await connection.send([frame]) } }
                 for (connection, frames) in await takeSubscriptionsToSend() { group.addTask { try? await connection.send(frames) } }
+                heardOnAdoptedLinks()
                 // Idle fetch connections past their time are closed here too, not only on the next fetch.
                 agent.fetchPool.prune()
                 do { try await clock.sleep(for: machine.timing.tickInterval) } catch { break }
@@ -267,6 +268,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                 if agent.hello.multiplexing, theirs.multiplexing, let links = agent.fetchPool.links {
                     let shared = MultiplexedConnection(connection: connection, limits: limits)
                     links.share(shared, device: key.bytes)
+                    (connection as? SharedLink)?.takeReplies(into: shared)
                     fetches = shared
                 }
                 if !adopted { await event { $0.established(key, attempt: attempt, now: $1) } }

@@ -16,6 +16,8 @@ final class SharedLink: FrameConnection {
     let peerHello: PeerHello
     private let link: SourceLink
     private let inbox = FrameInbox()
+    private let replies = Mutex<MultiplexedConnection?>(nil)
+    private let repliesRead = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
     private let goodbye = Atomic<Bool>(false)
     /// Where the peer is reached, as its `announce` on this connection made it.
@@ -34,8 +36,24 @@ final class SharedLink: FrameConnection {
     /// Closes the accepted connection itself: its session ends too.
     func close() async { await link.close() }
 
-    /// A frame that answers this side's own requests on the connection.
-    func deliver(_ frame: Frame) { inbox.push(frame) }
+    /// A frame that answers this side's own requests on the connection. A `reply` goes straight
+    /// to this side's fetches once they are on it (``takeReplies(into:)``), with no hop through
+    /// liveness; the rest to liveness's reader.
+    func deliver(_ frame: Frame) {
+        if frame.kind == .reply, let fetches = replies.withLock({ $0 }) {
+            repliesRead.add(1, ordering: .relaxed)
+            guard fetches.received(frame) else { return inbox.finish(LivenessProbeError(reason: "a malformed reply frame")) }
+            return
+        }
+        inbox.push(frame)
+    }
+
+    /// This side's fetches go on the connection: the `reply` frames are theirs from now on.
+    func takeReplies(into fetches: MultiplexedConnection) { replies.withLock { $0 = fetches } }
+
+    /// How many `reply` frames went straight to the fetches since the last call: each counts as
+    /// heard from the peer (liveness asks at every tick).
+    func takeRepliesRead() -> Int { repliesRead.exchange(0, ordering: .relaxed) }
 
     /// The session serving the connection ended: so does this side's use of it.
     func end() {

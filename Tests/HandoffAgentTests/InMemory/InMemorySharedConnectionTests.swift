@@ -146,6 +146,36 @@ struct InMemorySharedConnectionTests {
         }
     }
 
+    @Test("the side that adopted the connection fetches 20 at once, each answered 2.5 s late: each side lists the other reachable all along, every fetch delivers, on the one connection")
+    func slowBurstOnTheAdoptedConnection() async throws {
+        let hosts = Hosts(alpha: { $0.limits.fetchTimeout = .seconds(20) }, bravo: { $0.limits.fetchTimeout = .seconds(20) })
+        try await Self.runBoth(hosts) { editorApp in
+            let note = try await hosts.publishNote(editorApp)
+            let onBravo = try await hosts.bravo.agent.publish(Sample.activity(5, title: "On bravo"))
+            #expect(try await Self.tick(hosts) { await Self.settled(hosts) })
+            // The higher device ID adopted the lower's dial: it asks, the lower answers late.
+            let (source, asker) = Self.lower(hosts)
+            let id = source === hosts.alpha ? note.identifier : onBravo
+            _ = try await source.agent.changeFaults(set: .object(["payloadDelayMs": .integer(2500)]), clear: nil).get()
+            let results = Collected<Result<FetchedActivity, HandoffError>>()
+            var unreachable = 0
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 { group.addTask { results.append(await Self.fetch(id, on: asker, from: source)) } }
+                var ticks = 0
+                while results.count < 20, ticks < 400 {
+                    try await Self.step(hosts)
+                    ticks += 1
+                    if await !(asker.agent.peers().first?.reachable ?? false) { unreachable += 1 }
+                    if await !(source.agent.peers().first?.reachable ?? false) { unreachable += 1 }
+                }
+                try await group.waitForAll()
+            }
+            #expect(unreachable == 0, "a peer shown unreachable while it answered")
+            #expect(results.all.allSatisfy { (try? $0.get()) != nil }, "\(results.all.filter { (try? $0.get()) == nil })")
+            #expect(Self.open(hosts) == 1)
+        }
+    }
+
     /// A connector whose every dial is refused: a host that cannot reach its peer.
     struct Unreachable: PeerConnector {
         func connect(to endpoint: PeerEndpoint, limits: FrameLimits) async throws -> any FrameConnection {
