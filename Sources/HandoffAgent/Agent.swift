@@ -178,7 +178,7 @@ public actor Agent {
         self.logger = logger
         self.security = security
         self.trust = security.initialTrust
-        self.rejoining = Rejoining(devices: security.initialTrust.devices)
+        self.rejoining = Rejoining(devices: security.initialTrust.devices, now: timeline.now)
         self.settings = security.initialSettings
         self.transport = transport
         let agentID = UUID().uuidString.replacing("-", with: "").lowercased()

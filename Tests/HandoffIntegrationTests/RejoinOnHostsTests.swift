@@ -62,4 +62,52 @@ final class RejoinOnHostsTests: LabTestCase {
         let next = try lab.publish("h1", "--type", Self.type, "--title", "Next")
         try lab.waitUntilListed(next, on: "h2", timeout: 3)
     }
+
+    /// Paired devices often start together (a power cut, a network that came back): one that
+    /// starts a few seconds after its peer is found at its last known address by the peer that
+    /// started first, which goes on trying there for the rejoin window (docs/PROTOCOL.md,
+    /// "Rejoining after a start"). Both listen on the default port, as an install does; mDNS is
+    /// dropped, and h2 is made to forget where h1 was, so only h1's attempts can bring them
+    /// together.
+    func testPeerThatStartsLaterIsFoundAtItsLastKnownAddress() throws {
+        let fixed = Self.config.merging(["port": 52123]) { $1 }
+        for host in ["h1", "h2"] { try lab.startAgent(host, config: fixed) }
+        try lab.waitUntil("each lists the other over DNS-SD", timeout: 10) {
+            try peer("h2", on: "h1")?["port"] as? Int == 52123 && peer("h1", on: "h2")?["port"] as? Int == 52123
+        }
+        try lab.waitUntil("h1 keeps where h2 was", timeout: 5) {
+            let trust = try String(contentsOfFile: "\(try lab.path("h1"))/state/trust.json", encoding: .utf8)
+            return trust.contains("52123")
+        }
+        for host in ["h1", "h2"] {
+            try lab.stopAgent(host)
+            for command in ["add table inet rejoinlater",
+                            "add chain inet rejoinlater input { type filter hook input priority 0; policy accept; }",
+                            "add rule inet rejoinlater input udp dport 5353 drop"] {
+                let result = try lab.exec(host, ["nft", command])
+                XCTAssertEqual(result.status, 0, "nft \(command) on \(host): \(result.stderr)")
+            }
+            XCTAssertEqual(try lab.lab("avahi", "restart", host).status, 0)
+        }
+        defer { for host in ["h1", "h2"] { _ = try? lab.exec(host, ["nft", "delete table inet rejoinlater"]) } }
+        // h2 forgets where h1 was: it cannot rejoin h1 itself.
+        let h2Trust = "\(try lab.path("h2"))/state/trust.json"
+        let forget = try lab.exec("h2", ["python3", "-c", """
+            import json, sys
+            p = sys.argv[1]; t = json.load(open(p))
+            for d in t.get("devices", []): d.pop("lastKnown", None)
+            json.dump(t, open(p, "w"))
+            """, h2Trust])
+        XCTAssertEqual(forget.status, 0, forget.stderr)
+        try lab.startAgent("h1", config: fixed)
+        Thread.sleep(forTimeInterval: 3)  // h1's first attempts at h2's address are refused
+        let started = Date()
+        try lab.startAgent("h2", config: fixed)
+        let found = try lab.waitUntil("h1 reaches h2 where it was, and each lists the other", timeout: 5) {
+            try peer("h2", on: "h1") != nil && peer("h1", on: "h2") != nil
+        }
+        print("rejoin: h2, started 3 s after h1, listed both ways \(String(format: "%.0f", Date().timeIntervalSince(started) * 1000)) ms after its start (\(String(format: "%.0f", found * 1000)) ms of waiting), with mDNS dropped")
+        XCTAssertEqual(try peer("h2", on: "h1")?["via"] as? String, "address")
+        XCTAssertEqual(try peer("h1", on: "h2")?["via"] as? String, "address")
+    }
 }

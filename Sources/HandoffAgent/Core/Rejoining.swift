@@ -1,3 +1,4 @@
+import HandoffCore
 import HandoffTrust
 
 /// How an agent that starts gets back in touch with its paired devices at once, before DNS-SD
@@ -6,22 +7,31 @@ import HandoffTrust
 /// - At start, every paired device with addresses it was last found at
 ///   (``PairedDevice/lastKnownAddresses``) is reached there by liveness, which subscribes to its
 ///   advertisement (as for a device known by address) until DNS-SD shows it. A device that is not
-///   there costs one failed attempt, not a probe for ever; one that answered and then stops is
-///   listed unreachable and tried again, as a device known by address is, until DNS-SD shows it.
+///   there is tried again (every half `liveness.interval`) for ``window`` after the start, not
+///   for ever: paired devices often start together (a power cut, a network that came back), and
+///   one that starts a moment after this one, or is too busy to answer at first, is found there
+///   rather than after DNS-SD's probing. One that answered and then stops is listed unreachable
+///   and tried again, as a device known by address is, until DNS-SD shows it.
 /// - The first liveness connection to each device after start carries `announce`: this agent's
 ///   port and sealed advertisement. So does every connection that subscribes: the other side may
 ///   not see this one over DNS-SD either.
 /// - A device that announces itself here is reached at the address it announced from, the same
 ///   way, until DNS-SD shows it.
 struct Rejoining: Sendable {
+    /// How long after the start a device never heard from is still tried at its last known
+    /// addresses.
+    static let window: Duration = .seconds(10)
     /// The devices liveness reaches at their last known addresses.
     private(set) var pending: Set<DeviceID>
     /// The devices told since start that this agent is back.
     private(set) var told: Set<DeviceID> = []
+    /// When ``window`` ends; nil once it has.
+    private var windowEnds: AgentInstant?
 
-    /// At start: the paired devices that have last known addresses.
-    init(devices: [PairedDevice]) {
+    /// At start (`now`): the paired devices that have last known addresses.
+    init(devices: [PairedDevice], now: AgentInstant) {
         pending = Set(devices.filter { !$0.lastKnownAddresses.isEmpty }.map(\.deviceID))
+        windowEnds = now.advanced(by: Self.window)
     }
 
     /// Whether liveness should reach `device` at its last known addresses (when neither DNS-SD
@@ -44,9 +54,20 @@ struct Rejoining: Sendable {
     /// DNS-SD may show it a moment later: it is then listed reachable until liveness finds
     /// otherwise, like any peer found, rather than unreachable until a probe answers (with
     /// 24 agents starting together, one flip and one flip back per peer).
-    mutating func foundUnreachable(_ device: DeviceID, listed: Bool) -> Bool {
-        if !listed { unreachable(device) }
+    ///
+    /// Within ``window`` of the start it is still tried there (the peer may be starting too).
+    mutating func foundUnreachable(_ device: DeviceID, listed: Bool, now: AgentInstant) -> Bool {
+        if !listed, windowEnds.map({ now >= $0 }) ?? true { unreachable(device) }
         return listed
+    }
+
+    /// At each look at the devices to reach: once ``window`` has passed, those never heard from
+    /// since the start (`listed` false: neither DNS-SD, an announce nor a push showed them) are
+    /// no longer tried at their last known addresses.
+    mutating func windowPassed(now: AgentInstant, listed: (DeviceID) -> Bool) {
+        guard let end = windowEnds, now >= end else { return }
+        windowEnds = nil
+        pending = pending.filter(listed)
     }
 
     /// The device announced that it is back (its address is now its last known one).

@@ -33,6 +33,7 @@ extension Agent {
     /// (``PairedDevice/addresses``; no port: ``AgentConfiguration/defaultPort``); the others being
     /// rejoined (``Rejoining``), at the addresses they were last found at.
     public func livenessTargets() -> [DeviceID: LivenessTarget] {
+        rejoining.windowPassed(now: timeline.now) { device in directory.all.contains { $0.deviceID == device } }
         var targets: [DeviceID: LivenessTarget] = [:]
         for peer in directory.all where peer.via == .dnsSD {
             guard let deviceID = peer.deviceID, trust.device(deviceID) != nil else { continue }
@@ -59,9 +60,9 @@ extension Agent {
     /// Liveness found a paired device unreachable (its activities are no longer offered) or
     /// reachable again.
     public func setReachability(_ deviceID: DeviceID, reachable: Bool, lastHeard: Date?) {
-        if !reachable, !rejoining.foundUnreachable(deviceID, listed: directory.all.contains { $0.deviceID == deviceID }) {
-            // Never heard from since start: not tried at its last known addresses again, and not
-            // marked unreachable (``Rejoining/foundUnreachable(_:listed:)``).
+        if !reachable, !rejoining.foundUnreachable(deviceID, listed: directory.all.contains { $0.deviceID == deviceID }, now: timeline.now) {
+            // Never heard from since start: not marked unreachable, and once the rejoin window
+            // has passed not tried at its last known addresses again (``Rejoining/foundUnreachable(_:listed:now:)``).
             cutOff(deviceID, name: deviceID.shortID, lastHeard: lastHeard)
             logger.debug("not reached at its last known addresses", metadata: ["handoff.device": "\(deviceID.shortID)"])
             return
