@@ -225,11 +225,11 @@ public actor Agent {
             throw .handoffFailed("\(ActivityType.clipboard) is reserved for the clipboard: offer an item with `handoff copy`")
         }
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
-        logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
-        // Advertised (and pushed to connected peers) before it is kept for the next start: keeping
-        // it writes and fsyncs a file, a millisecond or more that peers need not wait for. So for
-        // a resign and an expiry too. The write runs off the actor (``KeptActivitiesWriter``).
+        // Advertised (and pushed to connected peers) before it is logged and kept for the next
+        // start: keeping it writes and fsyncs a file, a millisecond or more that peers need not
+        // wait for. So for a resign and an expiry too. The write runs off the actor (``KeptActivitiesWriter``).
         refreshAdvertisement()
+        logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         await keepPublishedActivities()
         return activity.id
     }
@@ -278,9 +278,11 @@ public actor Agent {
                                                key: trust.ownAdvertisingKey, instanceName: sealedInstanceName,
                                                paused: settings.paused, now: now)
         guard let txt = sealing.reseal(input, now: now) else { return }
+        // The push first: it wakes the task that writes it to each subscribed peer, a frame that
+        // arrives in about a millisecond, while DNS-SD (the poller's thread, then Avahi) takes longer anyway.
+        advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
         advertiser.updateTXTRecord(txt)
         wideAreaRegistrar?.updateTXTRecord(txt)
-        advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
     }
 
     // MARK: Serving peers
