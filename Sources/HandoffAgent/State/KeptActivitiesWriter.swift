@@ -40,7 +40,9 @@ final class KeptActivitiesWriter: Sendable {
 
     private let state: Mutex<State>
     private let write: Write
-    private let pool: NIOThreadPool
+    /// The pool the writes run on: NIO's shared one unless a test gives its own (started at the
+    /// first write, not when the agent starts: an agent that never publishes starts no thread).
+    private let pool: NIOThreadPool?
     private let logger: Logger
 
     /// A writer of `file`, which holds `loaded` now.
@@ -49,7 +51,7 @@ final class KeptActivitiesWriter: Sendable {
     }
 
     /// A writer that writes with `write`, the file holding `loaded` now.
-    init(loaded: [Activity], logger: Logger, pool: NIOThreadPool = .singleton, write: @escaping Write) {
+    init(loaded: [Activity], logger: Logger, pool: NIOThreadPool? = nil, write: @escaping Write) {
         state = Mutex(State(written: loaded))
         self.write = write
         self.pool = pool
@@ -69,7 +71,7 @@ final class KeptActivitiesWriter: Sendable {
         }
         guard let submitted else { return nil }
         // Also when the pool has stopped: the work then runs at once, on this thread.
-        if submitted.start { pool.submit { [self] _ in drain() } }
+        if submitted.start { (pool ?? .singleton).submit { [self] _ in drain() } }
         return submitted.submission
     }
 
