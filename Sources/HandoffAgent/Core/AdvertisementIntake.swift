@@ -58,6 +58,31 @@ struct AdvertisementIntake: Sendable {
     private(set) var savedAt: AgentInstant?
     private(set) var saveScheduled = false
 
+    /// The peer the last event found or updated, logged by ``logPeerChange()``: the agent logs it
+    /// once the change is shown to its watchers, which need not wait the tens of microseconds a
+    /// log line takes.
+    private(set) var peerChange: PeerChange?
+
+    /// A peer found or updated, as logged.
+    struct PeerChange: Sendable, Equatable {
+        var found: Bool
+        var peer: String
+        var deviceID: DeviceID
+        var addresses: [String]
+        var port: UInt16
+        var via: PeerDiscovery
+    }
+
+    /// Logs the peer the last event found or updated (``peerChange``), if any, once.
+    mutating func logPeerChange() {
+        guard let change = peerChange else { return }
+        peerChange = nil
+        logger.info("peer \(change.found ? "found" : "updated")", metadata: [
+            "handoff.peer": "\(change.peer)", "handoff.device": "\(change.deviceID.shortID)", "handoff.address": "\(change.addresses)",
+            "handoff.port": "\(change.port)", "handoff.via": "\(change.via.rawValue)",
+        ])
+    }
+
     /// A record whose sender is known (``provenRecords``).
     struct ProvenRecord: Sendable, Equatable {
         var instanceName: String
@@ -223,11 +248,8 @@ struct AdvertisementIntake: Sendable {
             port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID, via: via, unansweredAddresses: lastKnownHosts)
         switch update {
         case .added, .changed:
-            logger.info("peer \(update == .added ? "found" : "updated")", metadata: [
-                "handoff.peer": "\(directory.peer(named: name)?.name ?? name)",
-                "handoff.device": "\(opened.deviceID.shortID)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
-                "handoff.via": "\(via.rawValue)",
-            ])
+            peerChange = PeerChange(found: update == .added, peer: directory.peer(named: name)?.name ?? name, deviceID: opened.deviceID,
+                                    addresses: service.addresses, port: service.port, via: via)
         case .ignored(let why):
             logger.info("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(why)"])
             return directives
