@@ -70,9 +70,9 @@ public actor Agent {
 
     var store = ActivityStore()
     /// Where the activities published without an app are kept across restarts (nil: an agent
-    /// without a state directory keeps none), and what it holds now.
+    /// without a state directory keeps none), and what writes it, off the actor.
     nonisolated let publishedFile: PublishedActivitiesFile?
-    var keptActivities: [Activity]
+    nonisolated let keptActivitiesWriter: KeptActivitiesWriter?
     /// The peers found. Every change is shown to ``offerWatch``, whose events go to ``events``.
     var directory: PeerDirectory {
         didSet { noticeOffers() }
@@ -191,7 +191,7 @@ public actor Agent {
         self.publishedFile = publishedFile
         let restored = Self.restoredStore(publishedFile, now: wallClock(), logger: logger)
         self.store = restored
-        self.keptActivities = PublishedActivitiesFile.kept(in: restored)
+        self.keptActivitiesWriter = publishedFile.map { KeptActivitiesWriter(file: $0, loaded: PublishedActivitiesFile.kept(in: restored), logger: logger) }
         let sealInput = AdvertisementSealing.input(restored, agentID: agentID, name: configuration.name, pairingOpen: false,
                                                    key: security.initialTrust.ownAdvertisingKey, instanceName: instanceName,
                                                    paused: security.initialSettings.paused, now: wallClock())
@@ -229,48 +229,49 @@ public actor Agent {
 
     // MARK: Local activities
 
-    /// Makes an activity current here and advertises it; returns its ID. Never replaces another connection's (``AppOwnership``).
-    public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) throws(HandoffError) -> UUID {
+    /// Makes an activity current here and advertises it; returns its ID once it is kept for the
+    /// next start (``keepPublishedActivities()``). Never replaces another connection's (``AppOwnership``).
+    public func publish(_ activity: Activity, owner: ActivityStore.Owner? = nil) async throws(HandoffError) -> UUID {
         guard !activity.activityType.isClipboard else {
             throw .handoffFailed("\(ActivityType.clipboard) is reserved for the clipboard: offer an item with `handoff copy`")
         }
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
-        logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
-        // Advertised (and pushed to connected peers) before it is kept for the next start: keeping
-        // it writes and fsyncs a file, a millisecond or more that peers need not wait for. So for
-        // a resign and an expiry too.
+        // Advertised (and pushed to connected peers) before it is logged and kept for the next
+        // start: keeping it writes and fsyncs a file, a millisecond or more that peers need not
+        // wait for. So for a resign and an expiry too. The write runs off the actor (``KeptActivitiesWriter``).
         refreshAdvertisement()
-        keepPublishedActivities()
+        logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
+        await keepPublishedActivities()
         return activity.id
     }
 
     /// Stops offering an activity, for control connection `connection` (nil: no app), if it published it (``AppOwnership``).
-    public func resign(id: UUID, by connection: UUID? = nil) throws(HandoffError) {
+    public func resign(id: UUID, by connection: UUID? = nil) async throws(HandoffError) {
         guard store.mayChange(id, by: connection) else { throw AppOwnership.notYours(id, "resign") }
         guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
         dropClipboardBytes(of: [activity])
         logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         refreshAdvertisement()
-        keepPublishedActivities()
+        await keepPublishedActivities()
     }
 
     /// The TXT record the agent advertises now.
     public var advertisedTXTRecord: [UInt8] { sealing.txtRecord }
 
     /// Drops expired activities and updates the advertisement.
-    public func expireActivities() {
-        expireActivities(now: wallClock())
+    public func expireActivities() async {
+        await expireActivities(now: wallClock())
     }
 
     /// Drops the activities expired at `now` and updates the advertisement.
-    public func expireActivities(now: Date) {
+    public func expireActivities(now: Date) async {
         let expired = store.removeExpired(at: now)
         dropClipboardBytes(of: expired)
         for activity in expired {
             logger.info("activity expired", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         }
         refreshAdvertisement(now: now)
-        if !expired.isEmpty { keepPublishedActivities() }
+        if !expired.isEmpty { await keepPublishedActivities() }
     }
 
     /// A held activity, for a peer's fetch.
@@ -288,10 +289,12 @@ public actor Agent {
                                                key: trust.ownAdvertisingKey, instanceName: sealedInstanceName,
                                                paused: settings.paused, now: now)
         guard let txt = sealing.reseal(input, now: now) else { return }
+        // The push first: it wakes the task that writes it to each subscribed peer, a frame that
+        // arrives in about a millisecond, while DNS-SD (the poller's thread, then Avahi) takes longer anyway.
+        advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
         advertiser.updateTXTRecord(txt)
         // Wide-area DNS-SD registers it under the name it is sealed for: a rename moves it there.
         wideAreaRegistrar?.advertise(.init(instanceName: input.instanceName, txtRecord: txt))
-        advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
     }
 
     // MARK: Serving peers

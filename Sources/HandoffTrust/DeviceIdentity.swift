@@ -29,8 +29,9 @@ public struct DeviceIdentity: Sendable {
     public let certificateDER: [UInt8]
     /// The public key of the certificate: what paired devices check this device's signatures with.
     public let publicKey: DevicePublicKey
-    /// The private key's raw scalar, for ``sign(_:)``.
-    private let signingKeyBytes: [UInt8]
+    /// The private key, for ``sign(_:)``: parsed once, not at each signature (making a key from its
+    /// raw scalar computes its public key, a scalar multiplication as costly as the signature).
+    private let signingKey: P256.Signing.PrivateKey
 
     /// Loads the identity stored in `directory`, or creates and stores a new one.
     ///
@@ -106,10 +107,10 @@ public struct DeviceIdentity: Sendable {
     /// form (r‖s). ``DevicePublicKey/isValidSignature(_:for:)`` with ``publicKey`` checks it.
     public func sign(_ message: [UInt8]) -> [UInt8] {
         do {
-            let key = try P256.Signing.PrivateKey(rawRepresentation: signingKeyBytes)
-            return Array(try key.signature(for: message).rawRepresentation)
+            return Array(try signingKey.signature(for: message).rawRepresentation)
         } catch {
-            // The key was parsed and checked when the identity was loaded.
+            // The key was parsed and checked when the identity was loaded: only BoringSSL failing
+            // to draw a nonce could make signing fail.
             preconditionFailure("signing with the device key failed: \(error)")
         }
     }
@@ -121,7 +122,7 @@ public struct DeviceIdentity: Sendable {
         self.privateKeyPEM = privateKeyPEM
         self.certificateDER = certificateDER
         self.publicKey = try DevicePublicKey(x963: Array(key.publicKey.x963Representation))
-        self.signingKeyBytes = Array(key.rawRepresentation)
+        self.signingKey = key
     }
 
     private static func identity(key: P256.Signing.PrivateKey, certificate: Certificate, path: String) throws(TrustStoreError) -> DeviceIdentity {

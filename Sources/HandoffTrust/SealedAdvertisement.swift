@@ -255,7 +255,15 @@ public enum SealedAdvertisement {
     ///
     /// Every sender is tried (two devices could hold the same advertising key): a record is
     /// ``Opening/opened(_:)`` only when it is signed by the very device it is attributed to.
-    public static func open(_ advertisement: Public, instanceName: String, senders: [Sender]) -> Opening {
+    ///
+    /// `provenBy` names a device that is already known to have sent this very record under this
+    /// name, so that checking its signature again would prove nothing new: the device at the other
+    /// end of a TLS connection pinned to its certificate, which pushed the record over it (only
+    /// that device holds the certificate's private key), or the device whose signature verified on
+    /// these same sealed bytes under this name before. Its key must still open the record (and its
+    /// public key be known, as for any sender); any other sender's records are verified as always,
+    /// so a device can never be attributed a record sealed with another's key.
+    public static func open(_ advertisement: Public, instanceName: String, senders: [Sender], provenBy: DeviceID? = nil) -> Opening {
         guard advertisement.version == protocolVersion,
             advertisement.sealed.count >= minimumSealedBytes,
             let box = try? ChaChaPoly.SealedBox(combined: advertisement.sealed)
@@ -274,7 +282,9 @@ public enum SealedAdvertisement {
                 unverified = unverified ?? sender.deviceID
                 continue
             }
-            guard publicKey.isValidSignature(signature, for: signedBytes(instanceName: instanceName, timestamp: timestamp, plaintext: plaintext)) else {
+            guard sender.deviceID == provenBy
+                || publicKey.isValidSignature(signature, for: signedBytes(instanceName: instanceName, timestamp: timestamp, plaintext: plaintext))
+            else {
                 forged = forged ?? sender.deviceID
                 continue
             }

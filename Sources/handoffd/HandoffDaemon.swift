@@ -164,9 +164,12 @@ struct HandoffDaemon: AsyncParsableCommand {
             try await group.run()
         } catch {
             logger.error("handoffd stopped after an error", metadata: ["handoff.error": "\(error)"])
+            await agent.finishKeepingPublishedActivities()
             unlink(configuration.socketPath)
             throw ExitCode(1)
         }
+        // The kept activities' file is written off the agent's actor: the last snapshot lands before the exit.
+        await agent.finishKeepingPublishedActivities()
         unlink(configuration.socketPath)
         logger.info("handoffd stopped")
     }

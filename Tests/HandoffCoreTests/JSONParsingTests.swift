@@ -58,6 +58,12 @@ struct JSONParsingTests {
         #expect(try JSONValue(parsing: Array("[\"é\"]".utf8)) == .array([.string("é")]))
     }
 
+    @Test("runs of plain text between escapes are kept whole, multi-byte ones too")
+    func runsAndEscapes() throws {
+        #expect(try JSONValue(parsing: #""Grüße\n世界\u0041👩‍💻\"end""#) == .string("Grüße\n世界A👩‍💻\"end"))
+        #expect(try JSONValue(parsing: #"["", "\n", "a\\"]"#) == .array([.string(""), .string("\n"), .string("a\\")]))
+    }
+
     @Test("whitespace around and between tokens is allowed")
     func whitespace() throws {
         #expect(try JSONValue(parsing: " \t\r\n[ 1 ,\n 2 ] \n") == .array([.number("1"), .number("2")]))
@@ -119,6 +125,7 @@ struct JSONParsingTests {
         Invalid("overlong UTF-8 encoding in a string", [0x22, 0xC0, 0x80, 0x22], offset: 1, "invalid UTF-8 in string"),
         Invalid("UTF-8 encoded surrogate in a string", [0x22, 0xED, 0xA0, 0x80, 0x22], offset: 1, "invalid UTF-8 in string"),
         Invalid("truncated UTF-8 sequence before an escape", [0x22, 0xE4, 0xB8, 0x5C, 0x6E, 0x22], offset: 1, "invalid UTF-8 in string"),
+        Invalid("invalid UTF-8 after an escape", [0x22, 0x5C, 0x6E, 0x61, 0xFF, 0x22], offset: 3, "invalid UTF-8 in string"),
         Invalid("invalid UTF-8 outside a string", [0xFF], offset: 0, "unexpected character"),
         Invalid("single quotes", "'a'", offset: 0, "unexpected character"),
         Invalid("unterminated string", #""abc"#, offset: 4, "unterminated string"),

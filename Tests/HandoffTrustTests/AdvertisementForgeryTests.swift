@@ -105,4 +105,25 @@ struct AdvertisementForgeryTests {
         #expect(!Self.a.publicKey.isValidSignature(signature, for: message + [0]))
         #expect(!Self.a.publicKey.isValidSignature(Array(signature.dropLast()), for: message))
     }
+
+    @Test("a record proven to come from A (pushed over a connection pinned to A) opens without its signature checked, but only with A's key")
+    func provenByItsSender() {
+        // A record A's own agent would never send: its signature is B's. Over a connection pinned
+        // to A only A can have sent it, so it is A's word, as a record A signed would be.
+        let forged = Self.record(signer: Self.b)
+        guard case .opened(let opened) = SealedAdvertisement.open(forged, instanceName: Self.instance, senders: Self.receiver, provenBy: Self.a.deviceID)
+        else {
+            Issue.record("A's pushed record did not open")
+            return
+        }
+        #expect(opened.deviceID == Self.a.deviceID)
+        #expect(opened.plaintext == Self.plaintext)
+        // B, proven to be B, still cannot be attributed a record sealed with A's key: A's signature is checked.
+        #expect(SealedAdvertisement.open(forged, instanceName: Self.instance, senders: Self.receiver, provenBy: Self.b.deviceID) == .forged(Self.a.deviceID))
+        // A key that does not open the record opens nothing, proven or not.
+        #expect(SealedAdvertisement.open(forged, instanceName: Self.instance, senders: [Self.receiver[0]], provenBy: Self.a.deviceID) == .unreadable)
+        // A's public key not learnt yet: nothing is believed, as without proof.
+        let unknown = [Sender(deviceID: Self.a.deviceID, advertisingKey: Self.aKey, publicKey: nil)]
+        #expect(SealedAdvertisement.open(Self.record(), instanceName: Self.instance, senders: unknown, provenBy: Self.a.deviceID) == .unverified(Self.a.deviceID))
+    }
 }

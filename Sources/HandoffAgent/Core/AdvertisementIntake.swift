@@ -46,12 +46,49 @@ struct AdvertisementIntake: Sendable {
     /// The timestamp of the last record each device pushed over its liveness connection: DNS-SD,
     /// slower, then brings the records before it late, which are no replay worth a warning.
     private(set) var pushedTimestamps: [DeviceID: UInt64] = [:]
+    /// The last record each device is known to have sent, and under which instance name: pushed
+    /// over a connection pinned to it, or verified by its signature. The same sealed bytes again
+    /// under the same name (DNS-SD bringing a record the device pushed, or resolving it again) are
+    /// opened without checking the signature a second time (``SealedAdvertisement/open(_:instanceName:senders:provenBy:)``).
+    private(set) var provenRecords: [DeviceID: ProvenRecord] = [:]
     /// The instance names under which this agent's browse shows its own verified record now
     /// (`handoff doctor`'s own-service check).
     private(set) var ownInstancesVisible: Set<String> = []
     /// When the seen advertisements were last written, and whether a write is scheduled.
     private(set) var savedAt: AgentInstant?
     private(set) var saveScheduled = false
+
+    /// The peer the last event found or updated, logged by ``logPeerChange()``: the agent logs it
+    /// once the change is shown to its watchers, which need not wait the tens of microseconds a
+    /// log line takes.
+    private(set) var peerChange: PeerChange?
+
+    /// A peer found or updated, as logged.
+    struct PeerChange: Sendable, Equatable {
+        var found: Bool
+        var peer: String
+        var deviceID: DeviceID
+        var addresses: [String]
+        var port: UInt16
+        var via: PeerDiscovery
+    }
+
+    /// Logs the peer the last event found or updated (``peerChange``), if any, once.
+    mutating func logPeerChange() {
+        guard let change = peerChange else { return }
+        peerChange = nil
+        logger.info("peer \(change.found ? "found" : "updated")", metadata: [
+            "handoff.peer": "\(change.peer)", "handoff.device": "\(change.deviceID.shortID)", "handoff.address": "\(change.addresses)",
+            "handoff.port": "\(change.port)", "handoff.via": "\(change.via.rawValue)",
+        ])
+    }
+
+    /// A record whose sender is known (``provenRecords``).
+    struct ProvenRecord: Sendable, Equatable {
+        var instanceName: String
+        /// The sealed box (nonce, ciphertext, tag): a random nonce makes each record's bytes its own.
+        var sealed: [UInt8]
+    }
 
     init(ownDeviceID: DeviceID, seen: SeenAdvertisements, logger: Logger) {
         self.ownDeviceID = ownDeviceID
@@ -61,7 +98,9 @@ struct AdvertisementIntake: Sendable {
 
     /// A service was resolved over DNS-SD (or its TXT record changed), or `pushedBy` a device
     /// reached at its address, over a connection pinned to it. A pushed record is taken only when
-    /// that device signed it: a paired device cannot speak for another. An `announced` record
+    /// that device's key opens it: a paired device cannot speak for another. Its signature is not
+    /// checked (TLS, pinned to the device's certificate, proves who sent it; docs/SECURITY.md,
+    /// "Sealed advertisements"), nor that of a record proven before (``provenRecords``). An `announced` record
     /// came with the device's word that it started (`announce`): like a fresh resolve, it makes
     /// liveness probe at once, and its address is remembered.
     /// `lastKnownHosts`: the hosts a paired device was last found at (``PairedDevice/lastKnownAddresses``),
@@ -85,7 +124,8 @@ struct AdvertisementIntake: Sendable {
             logger.debug("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(error)"])
             return []
         }
-        switch SealedAdvertisement.open(sealed, instanceName: name, senders: senders) {
+        let provenBy = pushedBy ?? provenRecords.first { $0.value.instanceName == name && $0.value.sealed == sealed.sealed }?.key
+        switch SealedAdvertisement.open(sealed, instanceName: name, senders: senders, provenBy: provenBy) {
         case .opened(let opened):
             unreadable.removeValue(forKey: name)
             if let pushedBy, opened.deviceID != pushedBy {
@@ -94,6 +134,7 @@ struct AdvertisementIntake: Sendable {
                 ])
                 return []
             }
+            provenRecords[opened.deviceID] = ProvenRecord(instanceName: name, sealed: sealed.sealed)
             return take(opened, from: service, via: via, announced: announced, lastKnownHosts: lastKnownHosts(opened.deviceID),
                         directory: &directory, now: now)
         case .forged(let claimed):
@@ -146,6 +187,7 @@ struct AdvertisementIntake: Sendable {
     /// A device is no longer paired: its records are forgotten.
     mutating func forget(_ id: DeviceID, now: AgentInstant) -> [Directive] {
         pushedTimestamps.removeValue(forKey: id)
+        provenRecords.removeValue(forKey: id)
         return seen.forget(id) ? seenChanged(now: now) : []
     }
 
@@ -206,11 +248,8 @@ struct AdvertisementIntake: Sendable {
             port: service.port, txtRecord: opened.plaintext, deviceID: opened.deviceID, via: via, unansweredAddresses: lastKnownHosts)
         switch update {
         case .added, .changed:
-            logger.info("peer \(update == .added ? "found" : "updated")", metadata: [
-                "handoff.peer": "\(directory.peer(named: name)?.name ?? name)",
-                "handoff.device": "\(opened.deviceID.shortID)", "handoff.address": "\(service.addresses)", "handoff.port": "\(service.port)",
-                "handoff.via": "\(via.rawValue)",
-            ])
+            peerChange = PeerChange(found: update == .added, peer: directory.peer(named: name)?.name ?? name, deviceID: opened.deviceID,
+                                    addresses: service.addresses, port: service.port, via: via)
         case .ignored(let why):
             logger.info("ignoring service", metadata: ["handoff.peer": "\(name)", "handoff.reason": "\(why)"])
             return directives

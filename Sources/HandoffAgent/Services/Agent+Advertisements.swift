@@ -14,9 +14,12 @@ extension Agent {
         }
         senders.append(.init(deviceID: deviceID, advertisingKey: trust.ownAdvertisingKey, publicKey: security.identity.publicKey))
         let trust = self.trust
+        // The directory's change reaches the watchers (``noticeOffers()``) as `resolved` returns;
+        // the directives and the log line come after.
         perform(intake.resolved(service, pushedBy: pushedBy, announced: announced, senders: senders, isPaired: { trust.isPaired($0) },
                                 lastKnownHosts: { trust.device($0)?.lastKnownAddresses.map(\.host) ?? [] },
                                 directory: &directory, now: timeline.now))
+        intake.logPeerChange()
     }
 
     /// A DNS-SD goodbye (or expiry) for an instance (``AdvertisementIntake/removed(_:isPaired:directory:)``).

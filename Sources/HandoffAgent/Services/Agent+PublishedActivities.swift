@@ -30,17 +30,19 @@ extension Agent {
     }
 
     /// Writes the activities that outlive a restart (``PublishedActivitiesFile/kept(in:)``) when
-    /// they changed: after a publish, a resign or an expiry. A failure to write is logged; the
-    /// agent runs on with the activities in memory.
-    func keepPublishedActivities() {
-        guard let publishedFile else { return }
-        let kept = PublishedActivitiesFile.kept(in: store)
-        guard kept != keptActivities else { return }
-        do {
-            try publishedFile.save(kept)
-            keptActivities = kept
-        } catch {
-            logger.warning("cannot keep the published activities for the next start", metadata: ["handoff.reason": "\(error.message)"])
-        }
+    /// they changed: after a publish, a resign or an expiry. Returns once the file holds them (or
+    /// a newer snapshot), the write done off the actor (``KeptActivitiesWriter``), which is free
+    /// for other work meanwhile. A failure to write is logged; the agent runs on with the
+    /// activities in memory.
+    func keepPublishedActivities() async {
+        // Submitted here, on the actor, so snapshots go in the order of the changes.
+        guard let submission = keptActivitiesWriter?.submit(PublishedActivitiesFile.kept(in: store)) else { return }
+        await keptActivitiesWriter?.written(submission)
+    }
+
+    /// Returns once every snapshot of the kept activities is written: handoffd calls it after its
+    /// services stopped, before it exits, so a publish whose answer was cut off is kept too.
+    public nonisolated func finishKeepingPublishedActivities() async {
+        await keptActivitiesWriter?.flush()
     }
 }

@@ -44,7 +44,12 @@ private struct JSONByteParser {
     }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
@@ -142,39 +147,43 @@ private struct JSONByteParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
-        var scalars = String.UnicodeScalarView()
+        // The text up to the last escape, then a run of plain bytes: each run is validated and
+        // taken whole, so a string without escapes (most) is made at once from its bytes.
+        var text = ""
         var runStart = index
-        func flushRun(_ p: JSONByteParser, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParseError) {
-            guard runStart < end else { return }
+        func run(_ p: JSONByteParser, upTo end: Int) throws(JSONParseError) -> String {
+            guard runStart < end else { return "" }
             guard let run = String(validating: p.bytes[runStart..<end], as: UTF8.self) else {
                 throw JSONParseError(offset: runStart, reason: "invalid UTF-8 in string")
             }
-            scalars.append(contentsOf: run.unicodeScalars)
+            return run
         }
         while true {
             guard index < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                try flushRun(self, upTo: index, into: &scalars)
+                let last = try run(self, upTo: index)
                 index += 1
-                return String(scalars)
+                if text.isEmpty { return last }
+                text += last
+                return text
             }
             if byte < 0x20 { throw fail("control character in string") }
             if byte != UInt8(ascii: "\\") { index += 1; continue }
-            try flushRun(self, upTo: index, into: &scalars)
+            text += try run(self, upTo: index)
             index += 1
             guard index < bytes.count else { throw fail("unterminated escape") }
             let escape = bytes[index]
             index += 1
             switch escape {
-            case UInt8(ascii: "\""): scalars.append("\"")
-            case UInt8(ascii: "\\"): scalars.append("\\")
-            case UInt8(ascii: "/"): scalars.append("/")
-            case UInt8(ascii: "b"): scalars.append("\u{08}")
-            case UInt8(ascii: "f"): scalars.append("\u{0C}")
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "\""): text.unicodeScalars.append("\"")
+            case UInt8(ascii: "\\"): text.unicodeScalars.append("\\")
+            case UInt8(ascii: "/"): text.unicodeScalars.append("/")
+            case UInt8(ascii: "b"): text.unicodeScalars.append("\u{08}")
+            case UInt8(ascii: "f"): text.unicodeScalars.append("\u{0C}")
+            case UInt8(ascii: "n"): text.unicodeScalars.append("\n")
+            case UInt8(ascii: "r"): text.unicodeScalars.append("\r")
+            case UInt8(ascii: "t"): text.unicodeScalars.append("\t")
             case UInt8(ascii: "u"):
                 let unit = try parseHex4()
                 if (0xD800...0xDBFF).contains(unit) {
@@ -186,10 +195,10 @@ private struct JSONByteParser {
                     guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid low surrogate") }
                     let value = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
                     guard let scalar = Unicode.Scalar(value) else { throw fail("invalid escape") }
-                    scalars.append(scalar)
+                    text.unicodeScalars.append(scalar)
                 } else {
                     guard let scalar = Unicode.Scalar(UInt32(unit)) else { throw fail("lone low surrogate") }
-                    scalars.append(scalar)
+                    text.unicodeScalars.append(scalar)
                 }
             default: throw fail("invalid escape")
             }

@@ -160,6 +160,12 @@ extension PropertyListValue {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         let seconds = (milliseconds / 1000).rounded(.down)
         let fraction = Int(milliseconds - seconds * 1000)
+        if let exact = Int64(exactly: seconds), let text = ISO8601Timestamp.text(seconds: exact, milliseconds: fraction) { return text }
+        return foundationISO8601(seconds: seconds, fraction: fraction)
+    }
+
+    /// ``formatISO8601(_:)`` by Foundation's formatter: for instants outside ``ISO8601Timestamp/fastRange``.
+    static func foundationISO8601(seconds: Double, fraction: Int) -> String {
         let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
         let digits = String(fraction)
         return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"

@@ -140,6 +140,21 @@ struct AdvertisementCoreTests {
         #expect(intake.resolveGenerations[TestPeer.deviceID] == nil, "liveness already holds the connection it came over")
     }
 
+    @Test("a peer found or updated is kept for the agent to log once its watchers have the change, then logged once")
+    func peerChangeLoggedLater() {
+        var intake = intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        let service = record(1, timestamp: 1_000)
+        _ = intake.resolved(service, senders: senders, isPaired: { _ in true }, directory: &directory, now: t0)
+        #expect(intake.peerChange == .init(found: true, peer: directory.peer(instance: "kitchen")?.name ?? "", deviceID: TestPeer.deviceID,
+                                           addresses: service.addresses, port: service.port, via: .dnsSD))
+        intake.logPeerChange()
+        #expect(intake.peerChange == nil)
+        _ = intake.resolved(record(2, timestamp: 2_000), pushedBy: TestPeer.deviceID, senders: senders, isPaired: { _ in true },
+                            directory: &directory, now: t0)
+        #expect(intake.peerChange?.found == false, "updated")
+    }
+
     @Test("a paired device cannot push another device's record: it is refused")
     func pushedByAnother() {
         var intake = intake()

@@ -87,4 +87,30 @@ struct PushedAndResolvedTests {
         #expect(directory.removeAfterGoodbye(deviceID: TestPeer.deviceID).isEmpty)
         #expect(directory.offered.map(\.id) == [Sample.id(2)])
     }
+
+    @Test("a pushed record is its device's word without a signature check; DNS-SD bringing the same bytes under the same name is not checked again, a copy under another name is")
+    func pushedRecordIsProvenByItsConnection() {
+        var intake = AdvertisementCoreTests().intake()
+        var directory = PeerDirectory(ownAgentID: "self")
+        // Sealed with the peer's key but signed by another identity: only the pinned connection vouches for it.
+        let txt = TestPeer.seal(Sample.txt(agent: "peer-kitchen", seq: 1, current: Sample.activity(1)), instanceName: "kitchen",
+                                timestamp: 1_000, signer: TestPeer.identity)
+        let pushed = AdvertisementTrustTests.service("kitchen", txt)
+        #expect(resolve(pushed, pushed: false, &intake, &directory) == [], "over DNS-SD alone it is a forgery")
+        #expect(directory.all.isEmpty)
+        #expect(resolve(pushed, pushed: true, &intake, &directory) == [.saveSeenNow])
+        #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(1))
+        #expect(intake.provenRecords[TestPeer.deviceID]?.instanceName == "kitchen")
+        intake.saving(now: t0)
+        // The same record by DNS-SD: the device's, taken again without a change (a fresh resolve).
+        #expect(!resolve(pushed, pushed: false, &intake, &directory).contains(.saveSeenNow))
+        #expect(intake.resolveGenerations[TestPeer.deviceID] == 1, "taken, as a resolve")
+        #expect(directory.peer(instance: "kitchen")?.advertisement.current?.id == Sample.id(1))
+        // The same bytes under another instance name are checked, and refused.
+        #expect(resolve(AdvertisementTrustTests.service("kitchen #2", txt), pushed: false, &intake, &directory) == [])
+        #expect(directory.peer(instance: "kitchen #2") == nil)
+        // Unpaired: what it proved is forgotten.
+        _ = intake.forget(TestPeer.deviceID, now: t0)
+        #expect(intake.provenRecords[TestPeer.deviceID] == nil)
+    }
 }
