@@ -195,6 +195,25 @@ final class LabDriver: @unchecked Sendable {
         return status
     }
 
+    /// The TCP connections established now between the agents of `host` and `peer`, whichever
+    /// side dialled (a pair shares one, docs/PROTOCOL.md "One connection per pair of devices"),
+    /// as `ss` in `host`'s namespace shows them: each by its two ends (the queue columns move,
+    /// the ends do not). `ports`: the two agents' peer ports.
+    func connectionsBetween(_ host: String, ports: (own: Int, peer: Int)) throws -> [String] {
+        let filter = "( sport = :\(ports.own) or dport = :\(ports.peer) )"
+        let out = try exec(host, ["ss", "-tnH", "state", "established", filter]).stdout
+        return out.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count > 3 ? "\(fields[2]) \(fields[3])" : nil
+        }
+    }
+
+    /// ``connectionsBetween(_:ports:)`` on h2, with h1's agent at `h1Port`.
+    func connectionsBetweenH2AndH1(h1Port: Int) throws -> [String] {
+        guard let h2Port = try registeredStatus("h2")["port"] as? Int else { throw LabError("h2's status has no port") }
+        return try connectionsBetween("h2", ports: (own: h2Port, peer: h1Port))
+    }
+
     /// `handoff list --json` on a host, parsed.
     func offered(on host: String) throws -> [[String: Any]] {
         let result = try handoff(host, "list", "--json")

@@ -46,12 +46,6 @@ final class LivenessOnHostsTests: LabTestCase {
         print("liveness: continue of a silent peer's activity failed in \(String(format: "%.3f", elapsed)) s: \(response)")
     }
 
-    /// h2's TCP connections to h1's agent, established now, as `ss` in h2's namespace counts them.
-    func connectionsFromH2ToH1(port: Int) throws -> [String] {
-        let out = try lab.exec("h2", ["ss", "-tnH", "state", "established", "( dport = :\(port) )"]).stdout
-        return out.split(separator: "\n").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
-    }
-
     /// One connection per pair: h2's liveness connection to h1 carries its continues (fetch and
     /// `continued`), so five continues open no connection more (docs/PROTOCOL.md).
     func testFiveContinuesGoOnTheLivenessConnection() throws {
@@ -60,12 +54,12 @@ final class LivenessOnHostsTests: LabTestCase {
         // A web page: h2's urlOpener (`true`) takes it, no handler needed.
         let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "one connection", "--webpage-url", "https://example.com/one")
         try lab.waitUntilListed(id, on: "h2")
-        try lab.waitUntil("h2's liveness connection to h1 up", timeout: 5) { try connectionsFromH2ToH1(port: port).count == 1 }
+        try lab.waitUntil("h2's liveness connection to h1 up", timeout: 5) { try lab.connectionsBetweenH2AndH1(h1Port: port).count == 1 }
         for _ in 0..<5 {
             let (status, response) = try lab.continueActivity(id, on: "h2")
             XCTAssertEqual(status, 0, "\(response)")
         }
-        let connections = try connectionsFromH2ToH1(port: port)
+        let connections = try lab.connectionsBetweenH2AndH1(h1Port: port)
         XCTAssertEqual(connections.count, 1, "liveness and five continues on one connection: \(connections)")
         print("liveness: h2 -> h1 after five continues: \(connections.count) established connection(s)")
     }

@@ -22,24 +22,11 @@ final class RouteChangeOnHostsTests: LabTestCase {
 
     func h1Reachable() throws -> Bool { try h1()?["reachable"] as? Bool == true }
 
-    /// The TCP connections established now between h2 and h1's agent, whichever side dialled
-    /// (the two share one, docs/PROTOCOL.md "One connection per pair of devices": h2's to h1's
-    /// port, or h1's to h2's), each by its two ends, as `ss` in h2's namespace shows them (the
-    /// queue columns move, the ends do not).
-    func connectionsFromH2ToH1(port: Int) throws -> [String] {
-        let h2Port = try XCTUnwrap(try lab.registeredStatus("h2")["port"] as? Int)
-        let out = try lab.exec("h2", ["ss", "-tnH", "state", "established", "( dport = :\(port) or sport = :\(h2Port) )"]).stdout
-        return out.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count > 3 ? "\(fields[2]) \(fields[3])" : nil
-        }
-    }
-
     func testNewAddressKeepsTheLivenessConnection() throws {
         try lab.waitUntil("h1 reachable on h2", timeout: 10) { try h1Reachable() }
         let port = try XCTUnwrap(try h1()?["port"] as? Int)
-        try lab.waitUntil("h2's liveness connection to h1 up", timeout: 5) { try connectionsFromH2ToH1(port: port).count == 1 }
-        let before = try connectionsFromH2ToH1(port: port)
+        try lab.waitUntil("h2's liveness connection to h1 up", timeout: 5) { try lab.connectionsBetweenH2AndH1(h1Port: port).count == 1 }
+        let before = try lab.connectionsBetweenH2AndH1(h1Port: port)
         let address = try lab.address("h1")
         let second = address.split(separator: ".").dropLast().joined(separator: ".") + ".101"
         try lab.exec("h1", ["ip", "addr", "add", "\(second)/24", "dev", "eth0"])
@@ -64,12 +51,12 @@ final class RouteChangeOnHostsTests: LabTestCase {
             if try !h1Reachable() { flips += 1 }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        let after = try connectionsFromH2ToH1(port: port)
+        let after = try lab.connectionsBetweenH2AndH1(h1Port: port)
         print("route change: h1 resolved at \(try h1()?["addresses"] ?? []) after \(String(format: "%.3f", moved)) s; h2's connections to h1 before \(before), after \(after)")
         XCTAssertEqual(after, before, "the same liveness connection, not a new one")
         XCTAssertEqual(flips, 0, "h1 shown unreachable \(flips) times while it answered")
         let (status, response) = try lab.continueActivity(id, on: "h2")
         XCTAssertEqual(status, 0, "\(response)")
-        XCTAssertEqual(try connectionsFromH2ToH1(port: port), before, "the continue went on it too")
+        XCTAssertEqual(try lab.connectionsBetweenH2AndH1(h1Port: port), before, "the continue went on it too")
     }
 }

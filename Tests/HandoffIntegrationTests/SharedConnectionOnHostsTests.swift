@@ -19,15 +19,9 @@ final class SharedConnectionOnHostsTests: LabTestCase {
         return peers?.first { $0["name"] as? String == other }
     }
 
-    /// The TCP connections established between the two agents, as `ss` in h1's namespace shows
-    /// them, whichever side dialled: each by its two ends.
+    /// The TCP connections established between the two agents, whichever side dialled.
     func connectionsBetween(ports: (h1: Int, h2: Int)) throws -> [String] {
-        let filter = "( sport = :\(ports.h1) or dport = :\(ports.h2) )"
-        let out = try lab.exec("h1", ["ss", "-tnH", "state", "established", filter]).stdout
-        return out.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count > 3 ? "\(fields[2]) \(fields[3])" : nil
-        }
+        try lab.connectionsBetween("h1", ports: (own: ports.h1, peer: ports.h2))
     }
 
     func testOneConnectionCarriesBothDirections() throws {

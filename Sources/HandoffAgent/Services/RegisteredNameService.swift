@@ -13,7 +13,12 @@ public struct RegisteredNameService: Service {
 
     /// Follows the names `agent`'s own advertiser registers (``ServiceAdvertiser/registeredNames``).
     public init(agent: Agent) {
-        self.names = agent.advertiser.registeredNames
+        self.init(names: agent.advertiser.registeredNames, agent: agent)
+    }
+
+    /// Follows `names` (tests).
+    init(names: AsyncStream<String>, agent: Agent) {
+        self.names = names
         self.agent = agent
     }
 
@@ -21,6 +26,10 @@ public struct RegisteredNameService: Service {
         await cancelWhenGracefulShutdown {
             for await name in names { await agent.registered(as: name) }
         }
+        // The names end when the advertiser stops, which at a shutdown may be before the group
+        // tells this service: it ends with the group, never before it (a service that returns
+        // first fails the group, which then cancels the others, whose goodbyes are lost).
+        try? await gracefulShutdown()
     }
 }
 
