@@ -309,7 +309,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         }
         connections.removeValue(forKey: attempt)
         // On a shared connection the peer's `goodbye` comes to its source side: it stops.
-        if source?.goodbye.isSaid == true || (connection as? SharedLink)?.saidGoodbye == true {
+        if source?.goodbye.isSaid == true || (connection as? SharedLink)?.goodbye.isSaid == true {
             await event { $0.saidGoodbye(key, attempt: attempt, now: $1) }
         } else {
             await event { $0.lost(key, attempt: attempt, now: $1, peerAnswered: false) }
@@ -393,10 +393,4 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         for action in actions { if let connection = await perform(action) { closing.append(connection) } }
         for connection in closing { await connection.close() }
     }
-}
-
-/// Why a liveness probe failed.
-struct LivenessProbeError: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { reason }
 }

@@ -128,7 +128,7 @@ public enum PeerSession {
                     try await ClipboardTransfer.serve(itemID, to: connection.outbound, peer: peerName, agent: agent, logger: logger)
                     return
                 default:
-                    if case .saidGoodbye = action { shared?.markGoodbye() }
+                    if case .saidGoodbye = action { shared?.goodbye.mark() }
                     guard try await perform(action, link: link, peerName: peerName, shared: shared, slots: slots, children: &children,
                                             machine: machine, agent: agent, logger: logger) else { return }
                 }

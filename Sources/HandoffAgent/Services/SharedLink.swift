@@ -19,7 +19,8 @@ final class SharedLink: FrameConnection {
     private let replies = Mutex<MultiplexedConnection?>(nil)
     private let repliesRead = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
-    private let goodbye = Atomic<Bool>(false)
+    /// Set when the peer says `goodbye` on it (it stops).
+    let goodbye = PeerSaidGoodbye()
     /// Where the peer is reached, as its `announce` on this connection made it.
     private let announced = Mutex<PeerEndpoint?>(nil)
 
@@ -72,12 +73,6 @@ final class SharedLink: FrameConnection {
     /// peer's port is new, and what DNS-SD or the last-known address says may be its old one),
     /// else `known`.
     func endpoint(orElse known: PeerEndpoint) -> PeerEndpoint { announced.withLock { $0 } ?? known }
-
-    /// The peer said `goodbye` on it: it stops.
-    func markGoodbye() { goodbye.store(true, ordering: .releasing) }
-
-    /// Whether the peer said `goodbye` on it.
-    var saidGoodbye: Bool { goodbye.load(ordering: .acquiring) }
 }
 
 /// The shared connections the peer sessions accepted and liveness has not taken yet.
@@ -99,4 +94,16 @@ final class SharedLinks: Sendable {
             return links.filter { !$0.isEnded }
         }
     }
+}
+
+/// Whether the peer said `goodbye` on a shared connection (it stops): set by the side that reads
+/// the frame, read by liveness when the connection ends (``PeerLiveness/saidGoodbye(_:attempt:now:)``).
+final class PeerSaidGoodbye: Sendable {
+    private let said = Atomic<Bool>(false)
+
+    /// The peer said it.
+    func mark() { said.store(true, ordering: .releasing) }
+
+    /// Whether the peer said it.
+    var isSaid: Bool { said.load(ordering: .acquiring) }
 }

@@ -2,7 +2,6 @@ import HandoffCore
 import HandoffTransport
 import HandoffTrust
 import Logging
-import Synchronization
 
 /// The source side of a shared connection this side dialled (docs/PROTOCOL.md, "One connection
 /// per pair"): the peer sends its own pings, fetches, `continued` notices, keys, subscription,
@@ -15,19 +14,12 @@ struct SharedSourceRole: Sendable {
     let link: SourceLink
     /// The peer's hello (it agreed to share).
     let peer: PeerHello
-    /// Set when the peer said `goodbye` (it stops).
-    let goodbye = Goodbye()
-
-    /// Whether the peer said `goodbye` on the connection.
-    final class Goodbye: Sendable {
-        private let said = Atomic<Bool>(false)
-        func mark() { said.store(true, ordering: .releasing) }
-        var isSaid: Bool { said.load(ordering: .acquiring) }
-    }
+    /// Set when the peer says `goodbye` (it stops).
+    let goodbye = PeerSaidGoodbye()
 
     /// Whether a frame read on the connection is the peer's to this side's source, not an answer
     /// to this side's own requests (`pong`, `reply`, `advertisement`).
-    static func isForSource(_ kind: FrameKind) -> Bool { ![.pong, .reply, .advertisement].contains(kind) }
+    static func isForSource(_ kind: FrameKind) -> Bool { !SourceSessionStateMachine.watcherKinds.contains(kind) }
 
     /// Serves the peer's frames until the connection ends, or a frame ends the session (then it
     /// closes the connection).

@@ -88,6 +88,10 @@ public struct SourceSessionStateMachine: Sendable {
         shared = true
     }
 
+    /// On a shared connection, the frames that answer the reader's own pings, fetches and
+    /// subscription; every other frame is the peer's request to the reader's source side.
+    public static let watcherKinds: [FrameKind] = [.pong, .reply, .advertisement]
+
     /// Whether two hellos agree to share their connection: both say so, and both multiplex.
     public static func agreeToShare(_ ours: PeerHello, _ theirs: PeerHello) -> Bool {
         ours.sharedConnection && theirs.sharedConnection && ours.multiplexing && theirs.multiplexing
@@ -102,7 +106,7 @@ public struct SourceSessionStateMachine: Sendable {
     }
 
     public mutating func received(_ frame: Frame) -> Action {
-        if shared, case .ready = state, [.pong, .reply, .advertisement].contains(frame.kind) { return .forwardToWatcher(frame) }
+        if shared, case .ready = state, Self.watcherKinds.contains(frame.kind) { return .forwardToWatcher(frame) }
         if frame.kind == .request { return receivedTagged(frame) }
         let message: PeerMessage
         do { message = try PeerMessage(frame: frame) } catch { return close("malformed frame: \(error)") }

@@ -64,6 +64,15 @@ struct InMemorySharedConnectionTests {
         return peers.count == 2 && peers.allSatisfy(\.reachable)
     }
 
+    /// A note published on alpha (bravo has found alpha) and an activity on bravo, then steps
+    /// until the two have settled on one connection; returns both activities' IDs.
+    static func publishBothAndSettle(_ hosts: Hosts, _ editorApp: HandoffApplication, bravoSample: Int) async throws -> (note: UUID, onBravo: UUID) {
+        let note = try await hosts.publishNote(editorApp)
+        let onBravo = try await hosts.bravo.agent.publish(Sample.activity(bravoSample, title: "On bravo"))
+        #expect(try await tick(hosts) { await settled(hosts) }, "open \(open(hosts))")
+        return (note.identifier, onBravo)
+    }
+
     /// `on` fetches `id` from `from`.
     static func fetch(_ id: UUID, on host: InMemoryHost, from other: InMemoryHost) async -> Result<FetchedActivity, HandoffError> {
         await host.agent.client.fetchActivity(FetchRequest(activityID: id, continuationID: UUID()), from: other.listener.endpoint, peerName: other.name)
@@ -79,18 +88,16 @@ struct InMemorySharedConnectionTests {
     func crossingDialsSettleOnOne() async throws {
         let hosts = Hosts()
         try await Self.runBoth(hosts) { editorApp in
-            let note = try await hosts.publishNote(editorApp)
-            let onBravo = try await hosts.bravo.agent.publish(Sample.activity(1, title: "On bravo"))
-            #expect(try await Self.tick(hosts) { await Self.settled(hosts) }, "open \(Self.open(hosts))")
+            let (note, onBravo) = try await Self.publishBothAndSettle(hosts, editorApp, bravoSample: 1)
             let (lower, higher) = Self.lower(hosts)
             #expect(higher.listener.openCount == 1, "the connection the lower device ID dialled")
             #expect(lower.listener.openCount == 0, "the higher's own dial closed")
             let accepted = hosts.alpha.listener.acceptedCount + hosts.bravo.listener.acceptedCount
             for _ in 0..<3 {
-                #expect(try await Self.fetch(note.identifier, on: hosts.bravo, from: hosts.alpha).get().activity.title == "Shopping list")
+                #expect(try await Self.fetch(note, on: hosts.bravo, from: hosts.alpha).get().activity.title == "Shopping list")
                 #expect(try await Self.fetch(onBravo, on: hosts.alpha, from: hosts.bravo).get().activity.title == "On bravo")
             }
-            #expect(try await hosts.bravo.agent.continueActivity(id: note.identifier).get().by == "app")
+            #expect(try await hosts.bravo.agent.continueActivity(id: note).get().by == "app")
             #expect(await eventually { hosts.editor.events.contains(.wasContinued) }, "the continued notice crossed too")
             #expect(hosts.alpha.listener.acceptedCount + hosts.bravo.listener.acceptedCount == accepted, "no handshake for any of them")
             for _ in 0..<40 { try await Self.step(hosts) }
@@ -119,12 +126,10 @@ struct InMemorySharedConnectionTests {
     func oneWayReachability() async throws {
         let hosts = Hosts()
         try await Self.runBoth(hosts, alphaConnector: Unreachable()) { editorApp in
-            let note = try await hosts.publishNote(editorApp)
-            let onBravo = try await hosts.bravo.agent.publish(Sample.activity(3, title: "On bravo"))
-            #expect(try await Self.tick(hosts) { await Self.settled(hosts) }, "open \(Self.open(hosts))")
+            let (note, onBravo) = try await Self.publishBothAndSettle(hosts, editorApp, bravoSample: 3)
             #expect(hosts.alpha.listener.openCount == 1, "bravo's dial, the only one")
             #expect(try await Self.fetch(onBravo, on: hosts.alpha, from: hosts.bravo).get().activity.title == "On bravo")
-            #expect(try await Self.fetch(note.identifier, on: hosts.bravo, from: hosts.alpha).get().activity.title == "Shopping list")
+            #expect(try await Self.fetch(note, on: hosts.bravo, from: hosts.alpha).get().activity.title == "Shopping list")
             for _ in 0..<40 { try await Self.step(hosts) }
             #expect(await Self.settled(hosts), "alpha lists bravo reachable, though it cannot dial it")
         }
@@ -134,14 +139,12 @@ struct InMemorySharedConnectionTests {
     func dropThenOneAgain() async throws {
         let hosts = Hosts()
         try await Self.runBoth(hosts) { editorApp in
-            let note = try await hosts.publishNote(editorApp)
-            let onBravo = try await hosts.bravo.agent.publish(Sample.activity(4, title: "On bravo"))
-            #expect(try await Self.tick(hosts) { await Self.settled(hosts) })
+            let (note, onBravo) = try await Self.publishBothAndSettle(hosts, editorApp, bravoSample: 4)
             hosts.alpha.listener.breakConnections()
             hosts.bravo.listener.breakConnections()
             #expect(try await Self.tick(hosts) { Self.open(hosts) == 0 || hosts.alpha.agent.fetchPool.links?.count() != 1 })
             #expect(try await Self.tick(hosts) { await Self.settled(hosts) }, "open \(Self.open(hosts))")
-            #expect(try await Self.fetch(note.identifier, on: hosts.bravo, from: hosts.alpha).get().activity.title == "Shopping list")
+            #expect(try await Self.fetch(note, on: hosts.bravo, from: hosts.alpha).get().activity.title == "Shopping list")
             #expect(try await Self.fetch(onBravo, on: hosts.alpha, from: hosts.bravo).get().activity.title == "On bravo")
         }
     }
@@ -150,12 +153,10 @@ struct InMemorySharedConnectionTests {
     func slowBurstOnTheAdoptedConnection() async throws {
         let hosts = Hosts(alpha: { $0.limits.fetchTimeout = .seconds(20) }, bravo: { $0.limits.fetchTimeout = .seconds(20) })
         try await Self.runBoth(hosts) { editorApp in
-            let note = try await hosts.publishNote(editorApp)
-            let onBravo = try await hosts.bravo.agent.publish(Sample.activity(5, title: "On bravo"))
-            #expect(try await Self.tick(hosts) { await Self.settled(hosts) })
+            let (note, onBravo) = try await Self.publishBothAndSettle(hosts, editorApp, bravoSample: 5)
             // The higher device ID adopted the lower's dial: it asks, the lower answers late.
             let (source, asker) = Self.lower(hosts)
-            let id = source === hosts.alpha ? note.identifier : onBravo
+            let id = source === hosts.alpha ? note : onBravo
             _ = try await source.agent.changeFaults(set: .object(["payloadDelayMs": .integer(2500)]), clear: nil).get()
             let results = Collected<Result<FetchedActivity, HandoffError>>()
             var unreachable = 0
