@@ -246,6 +246,12 @@ class Report:
         errors = (sdata or {}).get("errors", 0)
         self.add(section, "hosts that did not see all others", str(errors),
                  str((rdata or {}).get("errors", 0)), "0", errors == 0)
+        first, fdata = self.samples("scale-first.json")
+        if first:
+            self.add(section, "  before: the first meeting after pairing, last host (every agent then met all others)",
+                     self.ms(max(first)), "", "", None)
+            if (fdata or {}).get("errors", 0):
+                self.add(section, "  before: hosts that had not met all others when stopped", str(fdata["errors"]), "", "", None)
         if sdata and "agents_ready_ms" in sdata:
             self.add(section, "  last agent's control socket up (after start)", f"{sdata['agents_ready_ms']:.0f} ms",
                      "", "", None)

@@ -109,9 +109,15 @@ extension Agent {
         start: @escaping @Sendable () async -> Void = {},
         expire: @escaping @Sendable () async -> Void
     ) async -> T {
+        // `isolation: self` is what keeps `register` on the agent. Swift 6.3 runs a non-Sendable
+        // closure that does not capture the actor off it (the task group's body here), and
+        // `withCheckedContinuation` would take that closure's isolation: `register` then wrote
+        // the agent's tables from another thread, which crashed handoffd under
+        // StreamAbuseOnHostsTests. AgentIsolationTests holds this.
         await Deadline.watch(timeout, on: clock, expiresOnCancellation: true, onExpiry: expire) {
             await withTaskGroup(of: Void.self) { group in
-                await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                await withCheckedContinuation(isolation: self) { (continuation: CheckedContinuation<T, Never>) in
+                    self.assertIsolated("an answer's continuation is registered on the agent")
                     register(continuation)
                     group.addTask { await start() }
                 }

@@ -71,6 +71,7 @@ class LabTestCase: XCTestCase {
     override func tearDownWithError() throws {
         for pid in started { kill(pid, SIGTERM) }
         started = []
+        failForAgentCrashes()
         try super.tearDownWithError()
     }
 

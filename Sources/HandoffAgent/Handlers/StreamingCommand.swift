@@ -61,7 +61,7 @@ enum StreamingCommand {
                     // The source must accept within fetchTimeout; closing the connection ends the wait.
                     var answerIterator = answers.makeAsyncIterator()
                     let answer = await Deadline.watch(limits.fetchTimeout, on: agent.clock, onExpiry: { connection.close() }) {
-                        await answerIterator.next()
+                        await answerIterator.next(isolation: #isolation)
                     }.value ?? .failure(.handoffFailed("the stream request to \(source.name) ended"))
                     if case .failure(let error) = answer {
                         stdinSink.finish()

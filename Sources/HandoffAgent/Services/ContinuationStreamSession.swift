@@ -129,7 +129,7 @@ enum ContinuationStreamSession {
     }
 
     /// Reads the source's hello and its answer to `streamOpen`.
-    static func handshake<I: AsyncIteratorProtocol>(_ frames: inout I, peer: String, timeout: Duration) async -> Result<Void, HandoffError>
+    nonisolated(nonsending) static func handshake<I: AsyncIteratorProtocol>(_ frames: inout I, peer: String, timeout: Duration) async -> Result<Void, HandoffError>
     where I.Element == Frame {
         await handshake(&frames, peer: peer, timeout: timeout, request: "stream request", accepting: "accept the continuation streams") { message in
             if case .streamAccepted = message { return () }
@@ -139,14 +139,14 @@ enum ContinuationStreamSession {
 
     /// Reads the peer's hello and its answer to a request (`accepted` reads an answer that takes
     /// it; an `error` frame refuses it).
-    static func handshake<I: AsyncIteratorProtocol, Taken>(_ frames: inout I, peer: String, timeout: Duration, request: String, accepting: String,
+    nonisolated(nonsending) static func handshake<I: AsyncIteratorProtocol, Taken>(_ frames: inout I, peer: String, timeout: Duration, request: String, accepting: String,
                                                           accepted: (PeerMessage) -> Taken?) async -> Result<Taken, HandoffError>
     where I.Element == Frame {
         do {
-            guard let hello = try await frames.next(), case .hello = try PeerMessage(frame: hello) else {
+            guard let hello = try await frames.next(isolation: #isolation), case .hello = try PeerMessage(frame: hello) else {
                 return .failure(.remoteTimedOut("\(peer) did not answer the \(request) within \(timeout)"))
             }
-            guard let answer = try await frames.next() else {
+            guard let answer = try await frames.next(isolation: #isolation) else {
                 return .failure(.remoteTimedOut("\(peer) did not \(accepting) within \(timeout)"))
             }
             let message = try PeerMessage(frame: answer)

@@ -71,11 +71,16 @@ public enum Deadline {
         expiresOnCancellation: Bool = false,
         isolation: isolated (any Actor)? = #isolation,
         onExpiry: @escaping @Sendable () async -> Void,
-        _ operation: () async throws(E) -> T
+        _ operation: nonisolated(nonsending) () async throws(E) -> T
     ) async throws(E) -> (value: T, expired: Bool) where C.Duration == Duration {
         var result: Result<T, E>?
         let ended = OperationEnded()
         let expired = await withTaskGroup(of: Bool.self, isolation: isolation) { group in
+            // Naming `isolation` here makes this closure run on it, and so `operation`
+            // (nonisolated(nonsending)) too. Swift 6.3 runs a closure that names no isolated value
+            // on the global executor, whatever `isolation:` says: an operation that calls back into
+            // its caller's actor state would then race with it (DeadlineIsolationTests).
+            _ = isolation
             group.addTask {
                 let passed = await passes(timeout, on: clock)
                 // Woken early: the operation ended (no expiry), or the caller was cancelled.
