@@ -81,7 +81,7 @@ public struct KeyProbeSchedule<Instant: InstantProtocol>: Sendable where Instant
     /// due without a new advertisement; else call again after it.
     public mutating func due(_ endpoints: [Endpoint], now: Instant) -> (ask: [Endpoint], nextCheck: Duration?) {
         refill(now: now)
-        var candidates: [(endpoint: Endpoint, record: Record)] = []
+        var candidates: [(endpoint: Endpoint, record: Record, text: String)] = []
         var nextCheck: Duration?
         for endpoint in Set(endpoints) where endpoint.port >= limits.lowestAgentPort {
             let record = records[endpoint] ?? Record(notBefore: now, firstSeen: now)
@@ -90,13 +90,13 @@ public struct KeyProbeSchedule<Instant: InstantProtocol>: Sendable where Instant
             if wait > .zero {
                 nextCheck = min(nextCheck ?? wait, wait)
             } else {
-                candidates.append((endpoint, record))
+                candidates.append((endpoint, record, endpoint.description))
             }
         }
         candidates.sort { a, b in
             if a.record.failures != b.record.failures { return a.record.failures < b.record.failures }
             if a.record.firstSeen != b.record.firstSeen { return a.record.firstSeen < b.record.firstSeen }
-            return a.endpoint.description < b.endpoint.description
+            return a.text < b.text  // formatted once per candidate, not per comparison
         }
         var ask: [Endpoint] = []
         for candidate in candidates {

@@ -8,7 +8,11 @@ extension Agent {
     /// A service was resolved, or a device reached at its address pushed its record over a
     /// connection pinned to it (`pushedBy`): ``AdvertisementIntake`` decides what to believe of
     /// it, with the paired devices' keys and this device's own; the agent does what it asks.
-    func handleResolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil, announced: Bool = false) {
+    ///
+    /// With `probingKeys` false, a request to learn keys is not carried out but returned (true),
+    /// so that a caller going through many records asks once, at the end.
+    @discardableResult
+    func handleResolved(_ service: DiscoveredService, pushedBy: DeviceID? = nil, announced: Bool = false, probingKeys: Bool = true) -> Bool {
         var senders = trust.devices.compactMap { device in
             device.advertisingKey.map { SealedAdvertisement.Sender(deviceID: device.deviceID, advertisingKey: $0, publicKey: device.publicKey) }
         }
@@ -16,10 +20,13 @@ extension Agent {
         let trust = self.trust
         // The directory's change reaches the watchers (``noticeOffers()``) as `resolved` returns;
         // the directives and the log line come after.
-        perform(intake.resolved(service, pushedBy: pushedBy, announced: announced, senders: senders, isPaired: { trust.isPaired($0) },
-                                lastKnownHosts: { trust.device($0)?.lastKnownAddresses.map(\.host) ?? [] },
-                                directory: &directory, now: timeline.now))
+        let directives = intake.resolved(service, pushedBy: pushedBy, announced: announced, senders: senders, isPaired: { trust.isPaired($0) },
+                                         lastKnownHosts: { trust.device($0)?.lastKnownAddresses.map(\.host) ?? [] },
+                                         directory: &directory, now: timeline.now)
+        let learnKeys = directives.contains(.learnKeys)
+        perform(probingKeys ? directives : directives.filter { $0 != .learnKeys })
         intake.logPeerChange()
+        return learnKeys
     }
 
     /// A DNS-SD goodbye (or expiry) for an instance (``AdvertisementIntake/removed(_:isPaired:directory:)``).

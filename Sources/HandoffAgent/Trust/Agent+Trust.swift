@@ -133,9 +133,15 @@ extension Agent {
         }
     }
 
-    /// Tries the unreadable advertisements again (a key was learnt).
+    /// Tries the unreadable advertisements again (a key was learnt). The senders of those that
+    /// stay unreadable are asked for their keys once, after all are tried: with 23 peers
+    /// restarting, asking after each record made every learnt key cost a schedule pass per record.
     func reopenUnreadable() {
-        for entry in unreadable.values { handleResolved(entry.service, pushedBy: entry.pushedBy) }
+        var learnKeys = false
+        for entry in unreadable.values {
+            learnKeys = handleResolved(entry.service, pushedBy: entry.pushedBy, probingKeys: false) || learnKeys
+        }
+        if learnKeys { askUnreadable() }
     }
 
     /// The paired devices changed: senders that answered as a device now paired are asked first.

@@ -89,6 +89,10 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
 
     public let timing: Timing
     private var entries: [Key: Entry] = [:]
+    /// The tracked peers in the order ``tick(now:)`` visits them, by their text, kept as peers
+    /// are tracked: a tick every 50 ms formats no key (it sorted them by their text at each tick,
+    /// a Base32 encoding per comparison).
+    private var order: [(text: String, key: Key)] = []
     private var nextAttempt = 1
     private var nextSequence = 1
 
@@ -107,11 +111,14 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
     public mutating func track(_ key: Key, now: Instant) {
         guard entries[key] == nil else { return }
         entries[key] = Entry(link: .idle(nextAttemptAt: now))
+        let text = "\(key)"
+        order.insert((text, key), at: order.firstIndex { $0.text > text } ?? order.endIndex)
     }
 
     /// Stops watching a peer (it left the directory or was unpaired).
     public mutating func untrack(_ key: Key) -> [Action] {
         guard let entry = entries.removeValue(forKey: key) else { return [] }
+        order.removeAll { $0.key == key }
         return Self.attempt(of: entry.link).map { [.close(key, attempt: $0)] } ?? []
     }
 
@@ -237,7 +244,7 @@ public struct PeerLiveness<Key: Hashable & Sendable, Instant: InstantProtocol>: 
     /// connections that have been silent for ``Timing/timeout``.
     public mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
-        for key in entries.keys.sorted(by: { "\($0)" < "\($1)" }) {
+        for (_, key) in order {
             guard var entry = entries[key] else { continue }
             switch entry.link {
             case .idle(let at) where now >= at:
