@@ -13,15 +13,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 COUNT=${1:-2000}
-BIN=$(cd "${2:-$ROOT/.build-release/release}" && pwd)
-OUT=${RESULTS:-/tmp/cpu-per-continue}
-mkdir -p "$OUT"
-export HANDOFFD=$BIN/handoffd HANDOFF=$BIN/handoff
-L=("$ROOT/scripts/lab" --name cpuc)
-"${L[@]}" down >/dev/null 2>&1
-"${L[@]}" up 2 >/dev/null || exit 1
-trap '"${L[@]}" down >/dev/null 2>&1' EXIT
-D1=$("${L[@]}" path h1) D2=$("${L[@]}" path h2)
+source "$ROOT/Benchmarks/Scripts/two-host-lab.bash"
+two_host_lab cpuc "${2:-$ROOT/.build-release/release}" "${RESULTS:-/tmp/cpu-per-continue}"
 cat > "$OUT/h1.json" <<J
 {"name": "h1", "port": 0, "socketPath": "$D1/handoff.sock", "stateDirectory": "$D1/state", "inboxDirectory": "$D1/apps", "urlOpener": ["true"]}
 J

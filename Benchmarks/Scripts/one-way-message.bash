@@ -9,14 +9,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 COUNT=${1:-200}
-BIN=$(cd "${2:-$ROOT/.build-release/release}" && pwd)
-OUT=${RESULTS:-/tmp/one-way-message}
-mkdir -p "$OUT"
-export HANDOFFD=$BIN/handoffd HANDOFF=$BIN/handoff
-L=("$ROOT/scripts/lab" --name msg)
-"${L[@]}" down >/dev/null 2>&1
-"${L[@]}" up 2 >/dev/null || exit 1
-trap '"${L[@]}" down >/dev/null 2>&1' EXIT
+source "$ROOT/Benchmarks/Scripts/two-host-lab.bash"
+two_host_lab msg "${2:-$ROOT/.build-release/release}" "${RESULTS:-/tmp/one-way-message}"
 for h in h1 h2; do
   d=$("${L[@]}" path $h)
   printf '{"name": "%s", "port": 0, "socketPath": "%s/handoff.sock", "stateDirectory": "%s/state", "inboxDirectory": "%s/apps", "urlOpener": ["true"]}\n' \
@@ -24,7 +18,6 @@ for h in h1 h2; do
   "${L[@]}" agent start $h --config "$OUT/$h.json" >/dev/null || exit 1
 done
 "${L[@]}" trust h1 h2 >/dev/null || exit 1
-D1=$("${L[@]}" path h1) D2=$("${L[@]}" path h2)
 ID=$("${L[@]}" exec h1 -- "$BIN/handoff-bench" publish --bytes 3000)
 for _ in $(seq 200); do "$BIN/handoff" --socket "$D2/handoff.sock" list --json 2>/dev/null | grep -q "$ID" && break; sleep 0.05; done
 if [[ -n ${PERF:-} ]]; then

@@ -1,0 +1,16 @@
+# Sourced by the two-host measuring scripts (cpu-per-continue.bash, one-way-message.bash):
+#   two_host_lab LAB_NAME BIN_DIR RESULTS_DIR
+# sets BIN (holding handoffd, handoff and handoff-bench; HANDOFFD and HANDOFF exported for the
+# lab), OUT (made), L (the lab command), brings the lab up with h1 and h2, tears it down when the
+# script exits, and sets D1 and D2 to the hosts' directories. ROOT must be the repository.
+two_host_lab() {
+    BIN=$(cd "$2" && pwd) || exit 1
+    OUT=$3
+    mkdir -p "$OUT"
+    export HANDOFFD=$BIN/handoffd HANDOFF=$BIN/handoff
+    L=("$ROOT/scripts/lab" --name "$1")
+    "${L[@]}" down >/dev/null 2>&1
+    "${L[@]}" up 2 >/dev/null || exit 1
+    trap '"${L[@]}" down >/dev/null 2>&1' EXIT
+    D1=$("${L[@]}" path h1) D2=$("${L[@]}" path h2)
+}
