@@ -113,11 +113,16 @@ extension Agent {
         // closure that does not capture the actor off it (the task group's body here), and
         // `withCheckedContinuation` would take that closure's isolation: `register` then wrote
         // the agent's tables from another thread, which crashed handoffd under
-        // StreamAbuseOnHostsTests. AgentIsolationTests holds this.
-        await Deadline.watch(timeout, on: clock, expiresOnCancellation: true, onExpiry: expire) {
+        // StreamAbuseOnHostsTests. The check below names the agent through a plain `any Actor`
+        // (naming `self` would itself put the closures on the agent, and hide what it checks),
+        // so the in-memory whole-agent tests (replies, launches, stream requests) trap if the
+        // registration ever runs elsewhere; ARCHITECTURE.md, "A closure that must run on an
+        // actor names it".
+        let agent: any Actor = self
+        return await Deadline.watch(timeout, on: clock, expiresOnCancellation: true, onExpiry: expire) {
             await withTaskGroup(of: Void.self) { group in
                 await withCheckedContinuation(isolation: self) { (continuation: CheckedContinuation<T, Never>) in
-                    self.assertIsolated("an answer's continuation is registered on the agent")
+                    agent.assertIsolated("an answer's continuation is registered on the agent")
                     register(continuation)
                     group.addTask { await start() }
                 }
