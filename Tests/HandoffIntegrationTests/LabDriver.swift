@@ -1,6 +1,7 @@
 import Foundation
 import HandoffAgent
 import HandoffTestSupport
+import Synchronization
 import XCTest
 
 /// What a command printed and how it ended.
@@ -97,10 +98,14 @@ final class LabDriver: @unchecked Sendable {
         try exec(host, [handoffCLI] + args)
     }
 
-    /// The host's state directory.
+    /// The host's state directory (`scripts/lab path`, asked once per host: it never moves).
     func path(_ host: String) throws -> String {
-        try lab("path", host).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let known = paths.withLock({ $0[host] }) { return known }
+        let path = try lab("path", host).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        paths.withLock { $0[host] = path }
+        return path
     }
+    private let paths = Mutex<[String: String]>([:])
 
     func up() throws { try lab(["up", "\(hosts)"] + topology.upArguments + (ipv6Only ? ["--ipv6-only"] : [])) }
 

@@ -54,7 +54,7 @@ extension LivenessService {
         }
         logger.debug("liveness: using the connection the peer dialled", metadata: ["handoff.device": "\(key.shortID)"])
         let endpoint = target.endpoints.first ?? PeerEndpoint(host: "", port: 0, expectedIdentity: key.bytes)
-        connections[attempt] = OpenConnection(key: key, connection: link, endpoint: endpoint, accepted: true)
+        connections[attempt] = OpenConnection(key: key, connection: link, endpoint: endpoint)
         var closing: [any FrameConnection] = []
         for action in actions { if let connection = await perform(action) { closing.append(connection) } }
         return (SharedLinkAdoption(link: link, attempt: attempt, endpoint: endpoint, knownByAddress: target.subscribes), closing)

@@ -67,17 +67,18 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     public func run() async throws {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                for (adoption, closing) in await adoptOffered() {
+                // Watches an adopted connection, and closes those it replaces.
+                func start(_ adoption: SharedLinkAdoption, closing: [any FrameConnection]) {
                     group.addTask { await self.watch(adoption) }
                     for connection in closing { group.addTask { await connection.close() } }
                 }
+                for (adoption, closing) in await adoptOffered() { start(adoption, closing: closing) }
                 for action in await step() {
                     switch action {
                     case .connect(let key, let attempt):
                         // A connection the peer dialled, standing by: this side cannot reach the peer, or did not try yet.
                         if let (adoption, closing) = await adoptStandingBy(key) {
-                            group.addTask { await self.watch(adoption) }
-                            for connection in closing { group.addTask { await connection.close() } }
+                            start(adoption, closing: closing)
                             continue
                         }
                         guard let target = targets[key], !target.endpoints.isEmpty else { continue }
@@ -359,7 +360,7 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
         var connection: any FrameConnection
         var endpoint: PeerEndpoint
         /// Whether the peer dialled it (``SharedLink``), this side adopting it.
-        var accepted = false
+        var accepted: Bool { connection is SharedLink }
         var greeted = false
         /// Whether it carried `announce` (at most once on a connection).
         var announced = false
