@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # one-way-message.bash COUNT [BIN_DIR] : the one-way message on a two-host lab: h1 publishes a
 # 3 KB activity, the time until h2's `watch` reports it (handoff-bench message, 20 of warm-up,
-# 10 ms apart). Prints p50/p99 and the errors. PERF=1 also records `perf` profiles of both agents.
+# 10 ms apart, GAP_MS=N for another gap). Prints p50/p99 and the errors, the time until the
+# publish is answered (once kept for the agent's next start), and the CPU per message
+# of both agents and of each host's avahi-daemon and dbus-daemon. PERF=1 also records `perf`
+# profiles of both agents.
 #
 # BIN_DIR holds handoffd, handoff and handoff-bench (default: .build-release/release). Compare two
 # builds by running it with each, alternating, under `flock /tmp/swift-build.lock`. Root.
@@ -25,9 +28,22 @@ if [[ -n ${PERF:-} ]]; then
   perf record -q -g -p "$(cat "$D2/handoffd.pid")" -o "$OUT/h2.perf" >/dev/null 2>&1 & PB=$!
   sleep 0.5
 fi
-"$BIN/handoff-bench" message --publish-socket "$D1/handoff.sock" --watch-socket "$D2/handoff.sock" --count "$COUNT" --warmup 20 --gap-ms 10 |
+# CPU ticks of both agents, then both hosts' avahi-daemons and dbus-daemons.
+cpu() { for p in "$D1/handoffd.pid" "$D2/handoffd.pid" "$D1/avahi.pid" "$D2/avahi.pid" "$D1/dbus.pid" "$D2/dbus.pid"; do
+  awk '{print $14 + $15}' "/proc/$(cat "$p")/stat" 2>/dev/null || echo 0; done | paste -sd' '; }
+BEFORE=$(cpu)
+"$BIN/handoff-bench" message --publish-socket "$D1/handoff.sock" --watch-socket "$D2/handoff.sock" --count "$COUNT" --warmup 20 --gap-ms ${GAP_MS:-10} |
   python3 -c '
 import json, sys
 d = json.load(sys.stdin); s = sorted(d["samples_us"])
-print("n", len(s), "p50 %.0f p99 %.0f us" % (s[len(s) // 2], s[int(len(s) * .99)]), "errors", d["errors"], d["error_messages"][:2])'
+a = sorted(d.get("answer_us", [])) or [0]
+print("n", len(s), "p50 %.0f p99 %.0f us" % (s[len(s) // 2], s[int(len(s) * .99)]), "errors", d["errors"], d["error_messages"][:2],
+      "publish answered p50 %.0f p99 %.0f us" % (a[len(a) // 2], a[int(len(a) * .99)]))' 
+AFTER=$(cpu)
+python3 - "$BEFORE" "$AFTER" "$(getconf CLK_TCK)" "$((COUNT + 20))" <<'PY'
+import sys
+before, after, tck, n = [int(x) for x in sys.argv[1].split()], [int(x) for x in sys.argv[2].split()], int(sys.argv[3]), int(sys.argv[4])
+us = [(b - a) * 1e6 / tck / n for a, b in zip(before, after)]
+print("cpu per message: h1 agent %.0f us, h2 agent %.0f us, avahi-daemons %.0f + %.0f us, dbus-daemons %.0f + %.0f us" % tuple(us))
+PY
 if [[ -n ${PERF:-} ]]; then kill -INT "$PA" "$PB"; wait "$PA" "$PB" 2>/dev/null; fi

@@ -15,3 +15,14 @@ int handoff_o_direct_flag(void) { return O_DIRECT; }
 #else
 int handoff_o_direct_flag(void) { return 0; }
 #endif
+
+#if defined(__linux__)
+#include <sched.h>
+int handoff_make_thread_idle(void) {
+    struct sched_param param = {0};
+    // On Linux, 0 names the calling thread.
+    return sched_setscheduler(0, SCHED_IDLE, &param);
+}
+#else
+int handoff_make_thread_idle(void) { return 0; }
+#endif

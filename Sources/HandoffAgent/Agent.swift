@@ -85,6 +85,8 @@ public actor Agent {
     var settings: DeviceSettings
     /// What this agent advertises (the sealing policy).
     private var sealing: AdvertisementSealing
+    /// When a new advertisement goes to DNS-SD.
+    private var dnsSDUpdates = DNSSDUpdateSchedule()
     /// The paired devices and the advertising keys.
     var trust: TrustStore
     /// What the agent makes of the advertisements it browses.
@@ -290,11 +292,29 @@ public actor Agent {
                                                paused: settings.paused, now: now)
         guard let txt = sealing.reseal(input, now: now) else { return }
         // The push first: it wakes the task that writes it to each subscribed peer, a frame that
-        // arrives in about a millisecond, while DNS-SD (the poller's thread, then Avahi) takes longer anyway.
+        // arrives in about a millisecond. DNS-SD (the poller's thread, then Avahi) takes longer
+        // anyway, and waits a little while peers get the push (``DNSSDUpdateSchedule``).
         advertisementFeed.publish(.init(instanceName: input.instanceName, txtRecord: txt))
-        advertiser.updateTXTRecord(txt)
+        switch dnsSDUpdates.changed(subscribers: advertisementFeed.subscriberCount, now: timeline.now) {
+        case .updateNow:
+            advertiser.updateTXTRecord(txt)
+        case .wake(let instant):
+            let timeline = self.timeline
+            background.spawn { [weak self] in
+                guard (try? await timeline.sleep(until: instant)) != nil else { return }
+                await self?.dnsSDWaitEnded(instant)
+            }
+        case .none:
+            break
+        }
         // Wide-area DNS-SD registers it under the name it is sealed for: a rename moves it there.
         wideAreaRegistrar?.advertise(.init(instanceName: input.instanceName, txtRecord: txt))
+    }
+
+    /// A wait of ``DNSSDUpdateSchedule`` ended: DNS-SD gets the record advertised now.
+    private func dnsSDWaitEnded(_ instant: AgentInstant) {
+        guard dnsSDUpdates.settled(instant) else { return }
+        advertiser.updateTXTRecord(sealing.txtRecord)
     }
 
     // MARK: Serving peers

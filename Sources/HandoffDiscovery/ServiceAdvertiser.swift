@@ -88,6 +88,12 @@ public final class ServiceAdvertiser: Service, Sendable {
         state.withLock { $0.registeredName }
     }
 
+    /// The TXT rdata to publish: the newest given (``updateTXTRecord(_:)``), applied to the live
+    /// registration or waiting for it.
+    public var txtRecord: [UInt8] {
+        state.withLock { $0.txtRecord }
+    }
+
     /// Sets the TXT rdata (already encoded: length-prefixed strings) to publish.
     ///
     /// Applies it to the live registration with `DNSServiceUpdateRecord(ref, nil, 0, ...)` (peers

@@ -104,4 +104,21 @@ struct KeptActivitiesWriterTests {
         await writer.written(try #require(writer.submit([a]), "the file does not hold it: written again"))
         #expect(written.withLock { $0 } == [[a]])
     }
+
+    #if os(Linux)
+    /// The writer's own thread yields the CPU to everything else: its scheduling policy is
+    /// SCHED_IDLE, set by the writer on that thread (not on the caller's, not on a test's pool).
+    @Test("writes run on the writer's own thread, at SCHED_IDLE")
+    func writesRunAtIdlePriority() async {
+        let policy = Mutex<Int32?>(nil)
+        let writer = KeptActivitiesWriter(loaded: [], logger: quietLogger) { _ throws(HandoffError) in
+            policy.withLock { $0 = sched_getscheduler(0) }
+        }
+        let submission = writer.submit([Sample.activity(1)])
+        if let submission { await writer.written(submission) }
+        let schedIdle: Int32 = 5  // SCHED_IDLE, <linux/sched.h> (Glibc shows it only to C with _GNU_SOURCE)
+        #expect(policy.withLock { $0 } == schedIdle)
+        #expect(sched_getscheduler(0) != schedIdle, "the caller's thread is left alone")
+    }
+    #endif
 }

@@ -7,8 +7,11 @@ import HandoffTestSupport
 /// sample runs from just before the publish request is sent to the event's arrival; the publish
 /// answer is read after, so it does not delay the watcher's read. Each message is resigned once
 /// seen, so the publisher's earlier activity is its newest again, then the next waits `gapMs`.
+/// `extra["answer_us"]`: the time from the same start until the publish answer is read (the
+/// publisher's agent answers once the activity is kept for its next start).
 func runMessage(publishSocket: String, watchSocket: String, count: Int, warmup: Int, gapMs: Int) throws -> Samples {
     var out = Samples()
+    var answers: [Double] = []
     let publisher = try ControlConnection(path: publishSocket)
     let watcher = try ControlConnection(path: watchSocket)
     _ = try watcher.call("watch")
@@ -23,6 +26,7 @@ func runMessage(publishSocket: String, watchSocket: String, count: Int, warmup: 
             if event["event"]?.stringValue == "activityOffered", event["title"]?.stringValue == title { seenAt = clock.now }
         }
         let id = try publisher.answer()["id"]
+        if i >= warmup { answers.append((clock.now - start).microseconds) }
         if let seenAt {
             if i >= warmup { out.samples.append((seenAt - start).microseconds) }
         } else {
@@ -31,5 +35,6 @@ func runMessage(publishSocket: String, watchSocket: String, count: Int, warmup: 
         if let id { _ = try? publisher.call("resign", ["id": id]) }
         sleepMilliseconds(gapMs)
     }
+    out.extra["answer_us"] = .array(answers.map { .double(($0 * 10).rounded() / 10) })
     return out
 }

@@ -8,4 +8,10 @@ int handoff_limit_malloc_arenas(int arenas);
 /// The open flag O_DIRECT (writes that bypass the page cache), or 0 where there is none.
 int handoff_o_direct_flag(void);
 
+/// Gives the calling thread the scheduling policy SCHED_IDLE (Linux): it runs when nothing else
+/// wants the CPU, and any other thread that wakes up preempts it at once; under full load it still
+/// gets a small share (the weight of nice 19 is 15, SCHED_IDLE's 3), so it is never starved. A
+/// no-op elsewhere. Needs no privilege; undoing it does. Returns 0 on success.
+int handoff_make_thread_idle(void);
+
 #endif

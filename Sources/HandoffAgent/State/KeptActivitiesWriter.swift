@@ -1,11 +1,13 @@
+import CHandoffShims
 import HandoffCore
 import Logging
 import NIOPosix
 import Synchronization
 
 /// Writes the activities kept for the next start (``PublishedActivitiesFile``) off the agent's
-/// actor: the write and its two fsyncs (a millisecond or more) run on NIO's blocking-I/O thread
-/// pool, neither holding the actor nor one of the few threads Swift's concurrency runs tasks on.
+/// actor: the write and its two fsyncs (a millisecond or more) run on a thread of the writer's
+/// own at the lowest priority (``writerPool``), neither holding the actor, nor one of the few
+/// threads Swift's concurrency runs tasks on, nor a core that the push of the same change needs.
 ///
 /// - **Durable when answered**: the agent submits each snapshot (``submit(_:)``) on its actor, in
 ///   the order of its changes, and ``written(_:)`` returns once the file holds it or a newer one,
@@ -40,9 +42,22 @@ final class KeptActivitiesWriter: Sendable {
 
     private let state: Mutex<State>
     private let write: Write
-    /// The pool the writes run on: NIO's shared one unless a test gives its own (started at the
-    /// first write, not when the agent starts: an agent that never publishes starts no thread).
+    /// The pool the writes run on: ``writerPool`` unless a test gives its own.
     private let pool: NIOThreadPool?
+
+    /// The writer's own thread, started at the first write (an agent that never publishes starts
+    /// no thread), at the scheduling policy SCHED_IDLE (Linux; `handoff_make_thread_idle`): it
+    /// runs when nothing else wants the CPU. A publish is pushed to connected peers before it is
+    /// kept, and the write (encoding the activities, the file, two fsyncs: 0.8–1.1 ms of CPU on
+    /// this kind of machine, most of it in the kernel) would otherwise take a core from the push
+    /// and from the peer that reads it. `handoff publish` still answers only once the file is
+    /// written: under full load the write gets a small share of the CPU, never none, and the
+    /// answer comes later (docs/BENCHMARKS.md, "The one-way message").
+    static let writerPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+        return pool
+    }()
     private let logger: Logger
 
     /// A writer of `file`, which holds `loaded` now.
@@ -70,8 +85,15 @@ final class KeptActivitiesWriter: Sendable {
             return (Submission(count: state.submitted), !state.draining)
         }
         guard let submitted else { return nil }
-        // Also when the pool has stopped: the work then runs at once, on this thread.
-        if submitted.start { (pool ?? .singleton).submit { [self] _ in drain() } }
+        // Also when the pool has stopped: the work then runs at once, on this thread (whose
+        // priority is left alone).
+        if submitted.start {
+            let ownThread = pool == nil
+            (pool ?? Self.writerPool).submit { [self] work in
+                if ownThread, case .active = work { _ = handoff_make_thread_idle() }
+                drain()
+            }
+        }
         return submitted.submission
     }
 
