@@ -6,8 +6,9 @@ import HandoffCore
 /// once (``AdvertisementFeed``); DNS-SD serves the paired devices that are not connected (and
 /// devices looking for a pairing window). An update to Avahi wakes its daemon, the system bus, and
 /// the daemon and agent of every device browsing the service: on a small machine that work
-/// competes for the CPU with the push it follows (a one-way message, h1 publishes to h2's `watch`,
-/// took 0.2–0.3 ms longer with both at once). So:
+/// competes for the CPU with the push it follows (on the publishing host of a two-host lab, the
+/// system bus and avahi-daemon spent 0.4–0.7 ms of CPU per change; docs/BENCHMARKS.md, "The
+/// one-way message"). So:
 /// - with no device subscribed to the push, the update goes out at once: DNS-SD is the only way;
 /// - with one or more, it waits ``settle`` from the first change since the last update; changes
 ///   meanwhile ride along, and the newest record goes out when the wait ends (a throttle, never a
@@ -19,7 +20,7 @@ struct DNSSDUpdateSchedule: Sendable, Equatable {
     enum Directive: Sendable, Equatable {
         /// Hand the newest record to DNS-SD now.
         case updateNow
-        /// Wake at this instant and call ``settled()``.
+        /// Wake at this instant and call ``settled(_:)``.
         case wake(at: AgentInstant)
         /// Nothing: a wait already running sends the newest record when it ends.
         case none
