@@ -37,15 +37,11 @@ P1=$(cat "$D1/handoffd.pid") P2=$(cat "$D2/handoffd.pid")
 tasks() { for t in /proc/$1/task/*; do echo "$(basename "$t") $(tr ' ' _ < "$t/comm") $(awk '/^voluntary_ctxt/{v=$2} /^nonvoluntary_ctxt/{n=$2} END{print v+n}' "$t/status") $(awk '{print $14+$15}' "$t/stat")"; done; }
 # Whole process: CPU ticks, context switches, threads.
 snap() { awk '{print $14+$15}' "/proc/$1/stat"; cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt/{v+=$2} /^nonvoluntary_ctxt/{n+=$2} END{print v+n}'; ls "/proc/$1/task" | wc -l; }
-if [[ -n ${PERF:-} ]]; then
-  perf record -q -g -p "$P1" -o "$OUT/h1.perf" >/dev/null 2>&1 & PA=$!
-  perf record -q -g -p "$P2" -o "$OUT/h2.perf" >/dev/null 2>&1 & PB=$!
-  sleep 0.5
-fi
+perf_start
 read -r -d '' a1 c1 _ < <(snap "$P1"); read -r -d '' a2 c2 _ < <(snap "$P2"); tasks "$P2" > "$OUT/tasks0"
 "${L[@]}" exec h2 -- "$BIN/handoff-bench" continue --id "$ID" --count "$COUNT" --warmup 20 > "$OUT/continue.json"
 read -r -d '' b1 d1 _ < <(snap "$P1"); read -r -d '' b2 d2 u2 < <(snap "$P2"); tasks "$P2" > "$OUT/tasks1"
-if [[ -n ${PERF:-} ]]; then kill -INT "$PA" "$PB"; wait "$PA" "$PB" 2>/dev/null; fi
+perf_stop
 # Who dialled the shared connection: h2's end at its own agent port means h1 dialled.
 "${L[@]}" exec h2 -- ss -tnH state established | awk '{print $3, $4}' > "$OUT/ss"
 echo "h2 port $("$BIN/handoff" --socket "$D2/handoff.sock" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["port"])')" >> "$OUT/ss"

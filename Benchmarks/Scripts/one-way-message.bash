@@ -23,11 +23,7 @@ done
 "${L[@]}" trust h1 h2 >/dev/null || exit 1
 ID=$("${L[@]}" exec h1 -- "$BIN/handoff-bench" publish --bytes 3000)
 for _ in $(seq 200); do "$BIN/handoff" --socket "$D2/handoff.sock" list --json 2>/dev/null | grep -q "$ID" && break; sleep 0.05; done
-if [[ -n ${PERF:-} ]]; then
-  perf record -q -g -p "$(cat "$D1/handoffd.pid")" -o "$OUT/h1.perf" >/dev/null 2>&1 & PA=$!
-  perf record -q -g -p "$(cat "$D2/handoffd.pid")" -o "$OUT/h2.perf" >/dev/null 2>&1 & PB=$!
-  sleep 0.5
-fi
+perf_start
 # CPU ticks of both agents, then both hosts' avahi-daemons and dbus-daemons.
 cpu() { for p in "$D1/handoffd.pid" "$D2/handoffd.pid" "$D1/avahi.pid" "$D2/avahi.pid" "$D1/dbus.pid" "$D2/dbus.pid"; do
   awk '{print $14 + $15}' "/proc/$(cat "$p")/stat" 2>/dev/null || echo 0; done | paste -sd' '; }
@@ -46,4 +42,4 @@ before, after, tck, n = [int(x) for x in sys.argv[1].split()], [int(x) for x in 
 us = [(b - a) * 1e6 / tck / n for a, b in zip(before, after)]
 print("cpu per message: h1 agent %.0f us, h2 agent %.0f us, avahi-daemons %.0f + %.0f us, dbus-daemons %.0f + %.0f us" % tuple(us))
 PY
-if [[ -n ${PERF:-} ]]; then kill -INT "$PA" "$PB"; wait "$PA" "$PB" 2>/dev/null; fi
+perf_stop

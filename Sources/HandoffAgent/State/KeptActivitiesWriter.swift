@@ -56,6 +56,8 @@ final class KeptActivitiesWriter: Sendable {
     static let writerPool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
+        // The pool's one thread takes this first, before any write: set once, for its life.
+        pool.submit { _ in _ = handoff_make_thread_idle() }
         return pool
     }()
     private let logger: Logger
@@ -85,15 +87,8 @@ final class KeptActivitiesWriter: Sendable {
             return (Submission(count: state.submitted), !state.draining)
         }
         guard let submitted else { return nil }
-        // Also when the pool has stopped: the work then runs at once, on this thread (whose
-        // priority is left alone).
-        if submitted.start {
-            let ownThread = pool == nil
-            (pool ?? Self.writerPool).submit { [self] work in
-                if ownThread, case .active = work { _ = handoff_make_thread_idle() }
-                drain()
-            }
-        }
+        // Also when a test's pool has stopped: the work then runs at once, on this thread.
+        if submitted.start { (pool ?? Self.writerPool).submit { [self] _ in drain() } }
         return submitted.submission
     }
 
