@@ -4,7 +4,9 @@
 # lab), OUT (made), L (the lab command), brings the lab up with h1 and h2, tears it down when the
 # script exits, and sets D1 and D2 to the hosts' directories. ROOT must be the repository.
 # With PERF set, perf_start records `perf` profiles of both agents (OUT/h1.perf, OUT/h2.perf) until
-# perf_stop; without it both do nothing.
+# perf_stop; without it both do nothing. PERF_ARGS replaces perf's options (default -g): e.g.
+# "-F 4000 --no-inherit" leaves out the handlers' processes, whose forks perf otherwise slows (in
+# this VM, perf doubles the agents' CPU per continue either way: compare profiles, not totals).
 two_host_lab() {
     BIN=$(cd "$2" && pwd) || exit 1
     OUT=$3
@@ -18,8 +20,8 @@ two_host_lab() {
 }
 perf_start() {
     [[ -n ${PERF:-} ]] || return 0
-    perf record -q -g -p "$(cat "$D1/handoffd.pid")" -o "$OUT/h1.perf" >/dev/null 2>&1 & PERF_H1=$!
-    perf record -q -g -p "$(cat "$D2/handoffd.pid")" -o "$OUT/h2.perf" >/dev/null 2>&1 & PERF_H2=$!
+    perf record -q ${PERF_ARGS:--g} -p "$(cat "$D1/handoffd.pid")" -o "$OUT/h1.perf" >/dev/null 2>&1 & PERF_H1=$!
+    perf record -q ${PERF_ARGS:--g} -p "$(cat "$D2/handoffd.pid")" -o "$OUT/h2.perf" >/dev/null 2>&1 & PERF_H2=$!
     sleep 0.5
 }
 perf_stop() {

@@ -35,6 +35,8 @@ public actor Agent {
     }
     /// Shared connections the peer sessions accepted, for liveness to take (``LivenessService``).
     nonisolated let sharedLinks = SharedLinks()
+    /// The instances whose records peers push now, which the browser then does not query.
+    public nonisolated let pushedInstances = PushedInstances()
     let logger: Logger
     nonisolated let advertiser: ServiceAdvertiser
     /// The wide-area DNS-SD registration, when `wideArea` is configured.

@@ -124,13 +124,50 @@ extension ServiceBrowser {
         }
     }
 
-    /// Starts the instance's TXT query unless one is running; `askedAgain`: made again because the
-    /// last one left in doubt which record is the newest (``QueriedTXTRecords/asksAgain``).
+    /// Starts the instance's TXT query unless one is running or the record is pushed
+    /// (``receivesPushes(of:)``); `askedAgain`: made again because the last one left in doubt which
+    /// record is the newest (``QueriedTXTRecords/asksAgain``).
     func startTXTQuery(_ name: String, in state: inout State, askedAgain: Bool = false) -> [Effect] {
-        guard let instance = state.instances[name], instance.txtQuery == nil, let fullName = instance.fullName,
-            !fullName.isEmpty
+        guard !state.pushed.contains(name), let instance = state.instances[name], instance.txtQuery == nil,
+            let fullName = instance.fullName, !fullName.isEmpty
         else { return [] }
         return startQuery(.txt, for: name, recordName: fullName, askedAgain: askedAgain, in: &state)
+    }
+
+    /// Names the instances whose TXT records reach the caller by another path: their peers push
+    /// them over a connection the caller keeps. The browser keeps no TXT query open for these
+    /// (each dns_sd query is, with Avahi, a thread and a system-bus connection of its own) and
+    /// reports the resolve's record for them: the last one the query had reported until the
+    /// resolve reports another. Their resolve and address queries stay, so an address or port
+    /// change is still seen. An instance leaving the set has its TXT query made again, and its
+    /// reports wait for that query's first answer as at the start. Each call replaces the set.
+    public func receivesPushes(of instanceNames: Set<String>) {
+        let effects = state.withLock { state -> [Effect] in
+            guard !state.stopping, state.pushed != instanceNames else { return [] }
+            let before = state.pushed
+            state.pushed = instanceNames
+            var effects: [Effect] = []
+            for name in instanceNames.subtracting(before) {
+                guard var instance = state.instances[name], let query = instance.txtQuery else { continue }
+                instance.resolvedTXTRecord = instance.txtRecord
+                instance.txtQuery = nil
+                instance.queriedTXTRecords = nil
+                state.instances[name] = instance
+                effects.append(.cancel(query.operation))
+                logger.debug("TXT query closed: the peer pushes its record", metadata: ["handoff.peer": "\(name)"])
+                // A report held for the query's answer goes now, with the resolve's record.
+                reportIfChanged(name, in: &state)
+            }
+            for name in before.subtracting(instanceNames) {
+                let started = startTXTQuery(name, in: &state)
+                if !started.isEmpty {
+                    logger.debug("Querying the TXT record again: the peer no longer pushes it", metadata: ["handoff.peer": "\(name)"])
+                }
+                effects += started
+            }
+            return effects
+        }
+        apply(effects)
     }
 
     /// Starts the A and the AAAA query of the instance, whichever is not running.

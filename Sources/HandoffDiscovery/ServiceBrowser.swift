@@ -13,7 +13,8 @@ import Synchronization
 /// and, per instance, a `DNSServiceResolve` (host and port, following SRV changes), a
 /// `DNSServiceQueryRecord` for the instance's TXT record (which, unlike Avahi's resolve, reports
 /// a TXT change as soon as it arrives) and one for the A records of the instance's host.
-/// Changes are reported on `events`: `.resolved` with the complete current state whenever it
+/// No TXT query is kept for an instance whose record the caller gets pushed by the peer itself
+/// (``receivesPushes(of:)``). Changes are reported on `events`: `.resolved` with the complete current state whenever it
 /// changes, `.removed` when a reported instance goes away.
 ///
 /// Each instance is resolved once, on one interface, however often the browse reports it. When
@@ -69,6 +70,8 @@ public final class ServiceBrowser: Service, Sendable {
         var waiting: [String: BrowsedInstance] = [:]
         var slots = InstanceSlots<ContinuousClock.Instant>(limits: .init(capacity: ServiceBrowser.maximumInstances))
         var rotationScheduled = false
+        /// Instances whose TXT records reach the caller by another path (``receivesPushes(of:)``).
+        var pushed: Set<String> = []
         /// Resolves and queries whose refs have not been deallocated yet, by token.
         var liveOperations: [UInt64: DNSServiceOperation] = [:]
         var nextToken: UInt64 = 0

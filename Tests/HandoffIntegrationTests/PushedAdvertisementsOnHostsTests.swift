@@ -10,7 +10,8 @@ final class PushedAdvertisementsOnHostsTests: LabTestCase {
     static let type = "com.example.notes.edit"
 
     override class func prepare(_ lab: LabDriver) throws {
-        for host in ["h1", "h2"] { try lab.startAgent(host) }
+        try lab.startAgent("h1")
+        try lab.startAgent("h2", config: ["logLevel": "debug"])
         try lab.pair("h1", "h2")
     }
 
@@ -45,5 +46,46 @@ final class PushedAdvertisementsOnHostsTests: LabTestCase {
         for (what, delay) in delays { XCTAssertLessThan(delay, 1.0, "\(what) took \(delay) s: DNS-SD's time, not the push's") }
         let peers = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try lab.handoff("h2", "peers", "--json").stdout.utf8)) as? [[String: Any]])
         XCTAssertEqual(peers.first { $0["name"] as? String == "h1" }?["via"] as? String, "dns-sd", "DNS-SD stays the way to h1: \(peers)")
+    }
+
+    /// While h1 pushes its records to h2, h2 keeps no TXT query open for h1's instance: with
+    /// Avahi's dns_sd library every query is a thread of h2's agent and a system-bus connection of
+    /// its own. When the pushes stop (h1's TCP dropped by nftables, mDNS still flowing), h2 queries
+    /// the record again; when they come back, it closes that query again. Counted in the agent's
+    /// threads (the library's threads take the name of the browser's poller, `dnssd-browser`).
+    func testNoTXTQueryIsKeptWhileThePeerPushes() throws {
+        let h2Log = "\(try lab.path("h2"))/handoffd.log"
+        let pid = try String(contentsOfFile: "\(try lab.path("h2"))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        func browserThreads() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").filter { task in
+                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("dnssd-browser") == true
+            }.count
+        }
+        func count(_ line: String) -> Int { lab.logLines(h2Log).filter { $0.contains(line) }.count }
+        let closed = "TXT query closed: the peer pushes its record", reopened = "Querying the TXT record again: the peer no longer pushes it"
+        try lab.waitUntil("h2 to close its TXT query for h1", timeout: 15) { count(closed) >= 1 }
+        Thread.sleep(forTimeInterval: 1)
+        let pushed = try browserThreads()
+        let closedBefore = count(closed)
+
+        func nft(_ command: String) throws {
+            let result = try lab.exec("h1", ["nft", command])
+            XCTAssertEqual(result.status, 0, "nft \(command) on h1: \(result.stderr)")
+        }
+        try nft("add table inet pushcut")
+        var cut = true
+        defer { if cut { _ = try? lab.exec("h1", ["nft", "delete table inet pushcut"]) } }
+        try nft("add chain inet pushcut input { type filter hook input priority 0; policy accept; }")
+        try nft("add chain inet pushcut output { type filter hook output priority 0; policy accept; }")
+        try nft("add rule inet pushcut input meta l4proto tcp drop")
+        try nft("add rule inet pushcut output meta l4proto tcp drop")
+        try lab.waitUntil("h2 to query h1's TXT record again once the pushes stop", timeout: 20) { count(reopened) >= 1 }
+        try lab.waitUntil("one more browser thread in h2 (\(pushed + 1))", timeout: 10) { try browserThreads() == pushed + 1 }
+
+        try nft("delete table inet pushcut")
+        cut = false
+        try lab.waitUntil("h2 to close the TXT query again once h1 pushes again", timeout: 20) { count(closed) > closedBefore }
+        try lab.waitUntil("h2's browser threads back to \(pushed)", timeout: 10) { try browserThreads() == pushed }
+        print("h2's dnssd-browser threads: \(pushed) while h1 pushes, \(pushed + 1) while it does not")
     }
 }

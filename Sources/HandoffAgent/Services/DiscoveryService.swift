@@ -4,7 +4,8 @@ import ServiceLifecycle
 
 /// Feeds the browser's events into the agent, and tells the browser after each which instances
 /// the agent can read, so that those keep their place in its table when unreadable instances
-/// (anyone's) crowd it.
+/// (anyone's) crowd it. Tells it as well which instances peers push their records for
+/// (``Agent/pushedInstances``), so that it keeps no TXT query open for those.
 public struct DiscoveryService: Service {
     let browser: ServiceBrowser
     let agent: Agent
@@ -16,9 +17,15 @@ public struct DiscoveryService: Service {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            for await event in browser.events {
-                await agent.handle(event)
-                browser.pin(await agent.readableInstanceNames)
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    for await names in agent.pushedInstances.changes { browser.receivesPushes(of: names) }
+                }
+                for await event in browser.events {
+                    await agent.handle(event)
+                    browser.pin(await agent.readableInstanceNames)
+                }
+                group.cancelAll()
             }
         }
     }

@@ -28,8 +28,11 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
     var targets: [DeviceID: LivenessTarget] = [:]
     /// Which of a target's endpoints to try next: a failed connect moves on to the next one.
     private var endpointIndex: [DeviceID: Int] = [:]
-    /// Open connections, by attempt.
-    var connections: [Int: OpenConnection] = [:]
+    /// Open connections, by attempt. Each change tells the agent which instances they bring pushed
+    /// records of (``Agent/pushedInstances``), until the service stops (the browser stops with it).
+    var connections: [Int: OpenConnection] = [:] {
+        didSet { if !stopped { agent.pushedInstances.replace(with: Set(connections.values.compactMap { $0.subscription?.last?.instanceName })) } }
+    }
     /// This device's advertising key as the open connections were last told it, and as the
     /// last look at the agent found it.
     private var announcedKey: AdvertisingKey?
