@@ -1,5 +1,6 @@
 /// Which browsed instances `ServiceBrowser` follows ("active": resolved and queried, at most
-/// ``Limits/capacity``, because each costs three dns_sd refs), and which wait for a turn.
+/// ``Limits/capacity``, because each costs up to four dns_sd refs, with Avahi four system-bus
+/// connections), and which wait for a turn.
 ///
 /// Anyone on the LAN may publish instances of the service type, so a full table must not lock
 /// out the instances that matter. The browser's user names those it could read (``pin(_:)``);
@@ -8,15 +9,17 @@
 /// then one resolved but unreadable, the longest active first. The displaced instance waits at
 /// the back of the queue; while instances wait, ``rotate(now:)`` gives them turns the same way.
 /// So however many junk instances are published, an instance that can be read is followed
-/// within a bounded time and then stays.
+/// within a bounded time and then stays. An instance the user named before the browse reported it
+/// (its peer pushed its record over a kept connection) does not wait for turns: it takes the place
+/// of an unpinned instance at once, whether it appears or was waiting when pinned.
 ///
 /// A pure value; the browser applies the returned ``Change``s. Generic over the clock's instant
 /// so that tests need no waiting.
 struct InstanceSlots<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// The bounds.
     struct Limits: Sendable, Hashable {
-        /// The most instances followed at once.
-        var capacity = 64
+        /// The most instances followed at once (`ServiceBrowser.maximumInstances`).
+        var capacity = 32
         /// The most instances waiting for a turn; past it the oldest waiting one is forgotten
         /// (until the browse reports it again).
         var waitingCapacity = 1024
@@ -63,7 +66,7 @@ struct InstanceSlots<Instant: InstantProtocol>: Sendable where Instant.Duration 
             active[name] = Active(since: now)
             return [.activate(name)]
         }
-        if let victim = evictable(now: now) {
+        if let victim = evictable(now: now, ignoringTurns: pinned.contains(name)) {
             active[victim] = nil
             active[name] = Active(since: now)
             return [.park(victim), .activate(name)] + enqueue(victim)
@@ -88,9 +91,19 @@ struct InstanceSlots<Instant: InstantProtocol>: Sendable where Instant.Duration 
         active[name]?.reported = true
     }
 
-    /// The instances the browser's user could read; replaces the previous set.
-    mutating func pin(_ names: Set<String>) {
+    /// The instances the browser's user could read; replaces the previous set. Those waiting take
+    /// the places of unpinned instances at once, turns or not.
+    mutating func pin(_ names: Set<String>, now: Instant) -> [Change] {
         pinned = names
+        var changes: [Change] = []
+        for name in waiting where names.contains(name) {
+            guard let victim = evictable(now: now, ignoringTurns: true) else { break }
+            waiting.removeAll { $0 == name }
+            active[victim] = nil
+            active[name] = Active(since: now)
+            changes += [.park(victim), .activate(name)] + enqueue(victim)
+        }
+        return changes
     }
 
     /// Gives instances that waited since before this call a turn, each in the place of an
@@ -108,9 +121,10 @@ struct InstanceSlots<Instant: InstantProtocol>: Sendable where Instant.Duration 
         return changes
     }
 
-    /// The unpinned active instance that has had its turn and should give its place first.
-    private func evictable(now: Instant) -> String? {
-        active.filter { name, slot in !pinned.contains(name) && slot.since.duration(to: now) >= limits.minimumTurn }
+    /// The unpinned active instance that has had its turn (any, `ignoringTurns`) and should give
+    /// its place first.
+    private func evictable(now: Instant, ignoringTurns: Bool = false) -> String? {
+        active.filter { name, slot in !pinned.contains(name) && (ignoringTurns || slot.since.duration(to: now) >= limits.minimumTurn) }
             .min { a, b in
                 if a.value.reported != b.value.reported { return !a.value.reported }
                 if a.value.since != b.value.since { return a.value.since < b.value.since }

@@ -92,9 +92,14 @@ public final class ServiceBrowser: Service, Sendable {
     static let staleGracePeriod: Duration = .seconds(5)
     /// A browse that lived this long counts as a success for the backoff, even without replies.
     static let healthyBrowseDuration: Duration = .seconds(2)
-    /// At most this many instances are tracked; each costs three dns_sd refs, and with Avahi each
-    /// ref is a D-Bus connection (the system bus allows 256 per user by default).
-    static let maximumInstances = 64
+    /// The most dns_sd refs the followed instances may hold. With Avahi each ref is a connection
+    /// to the system bus, which allows one user 256 by default (dbus-daemon's
+    /// `max_connections_per_user`), counting every program the person runs: a table of 64
+    /// instances took 255 of them, and the bus refused that user's other programs. Half is left.
+    static let referenceBudget = 128
+    /// At most this many instances are followed; each costs up to four refs (the resolve, the TXT,
+    /// A and AAAA queries; three while its peer pushes its record, ``receivesPushes(of:)``).
+    static let maximumInstances = referenceBudget / 4
 
     /// Changes, in order. Meant for one consumer; finishes when `run()` returns.
     public let events: AsyncStream<BrowseEvent>
@@ -120,9 +125,14 @@ public final class ServiceBrowser: Service, Sendable {
     }
 
     /// Names the instances the user could read (for `_handoff._tcp`: whose sealed advertisement
-    /// it could open). They keep their place when the table is full; the others take turns.
+    /// it could open, or that a paired peer pushed). They keep their place when the table is full,
+    /// and one waiting is followed at once; the others take turns.
     public func pin(_ instanceNames: Set<String>) {
-        state.withLock { $0.slots.pin(instanceNames) }
+        let effects = state.withLock { state -> [Effect] in
+            guard !state.stopping, state.slots.pinned != instanceNames else { return [] }
+            return apply(state.slots.pin(instanceNames, now: .now), in: &state)
+        }
+        apply(effects)
     }
 
     /// Browses until graceful shutdown or cancellation, restarting with backoff after errors.

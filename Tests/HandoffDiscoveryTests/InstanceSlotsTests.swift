@@ -7,11 +7,13 @@ import Testing
 struct InstanceSlotsTests {
     typealias Slots = InstanceSlots<ContinuousClock.Instant>
     let start = ContinuousClock.now
+    /// The browser's table: `ServiceBrowser.maximumInstances`.
+    let capacity = Slots.Limits().capacity
 
     /// Slots full of `count` junk instances activated at `start`, one of them reported resolved.
-    func full(_ count: Int = 64) -> Slots {
+    func full(_ count: Int? = nil) -> Slots {
         var slots = Slots()
-        for i in 0..<count { #expect(slots.appeared("junk-\(i)", now: start) == [.activate("junk-\(i)")]) }
+        for i in 0..<(count ?? capacity) { #expect(slots.appeared("junk-\(i)", now: start) == [.activate("junk-\(i)")]) }
         slots.reported("junk-0")
         return slots
     }
@@ -27,7 +29,7 @@ struct InstanceSlotsTests {
             return
         }
         #expect(victim != "junk-0", "a resolved instance went before unresolved ones")
-        #expect(slots.isActive("restarted-peer") && slots.activeCount == 64 && slots.waiting == [victim])
+        #expect(slots.isActive("restarted-peer") && slots.activeCount == capacity && slots.waiting == [victim])
         // With only resolved, unreadable instances left to displace, they go too.
         var resolvedOnly = Slots(limits: .init(capacity: 2))
         _ = resolvedOnly.appeared("a", now: start)
@@ -41,7 +43,7 @@ struct InstanceSlotsTests {
     func pinnedStay() {
         var slots = Slots(limits: .init(capacity: 3))
         for name in ["peer-1", "peer-2", "junk"] { _ = slots.appeared(name, now: start) }
-        slots.pin(["peer-1", "peer-2"])
+        _ = slots.pin(["peer-1", "peer-2"], now: start)
         let later = start + .seconds(60)
         #expect(slots.appeared("junk-2", now: later) == [.park("junk"), .activate("junk-2")])
         // junk-2 has not had its turn yet and the peers are pinned: the next one waits.
@@ -66,21 +68,21 @@ struct InstanceSlotsTests {
         #expect(!slots.rotate(now: start + .seconds(9)).contains(.park("a")), "a keeps its place for its whole turn")
     }
 
-    @Test("with 1000 junk instances waiting, a readable newcomer is followed within 16 turns and then stays")
+    @Test("with 1000 junk instances waiting, a readable newcomer is followed within 1000 ÷ capacity + 1 turns and then stays")
     func boundedWaitUnderFlood() {
         var slots = full()
         var now = start
-        for i in 64..<1064 { _ = slots.appeared("junk-\(i)", now: now) }
+        for i in capacity..<(capacity + 1000) { _ = slots.appeared("junk-\(i)", now: now) }
         _ = slots.appeared("peer", now: now)
         var turns = 0
         while !slots.isActive("peer") {
             now += .seconds(5)
             _ = slots.rotate(now: now)
             turns += 1
-            #expect(slots.activeCount == 64 && slots.waiting.count <= 1024)
+            #expect(slots.activeCount == capacity && slots.waiting.count <= 1024)
         }
-        #expect(turns <= 17, "waited \(turns) turns")
-        slots.pin(["peer"])
+        #expect(turns <= 1000 / capacity + 1, "waited \(turns) turns")
+        _ = slots.pin(["peer"], now: now)
         for _ in 0..<50 {
             now += .seconds(5)
             _ = slots.rotate(now: now)
@@ -101,5 +103,33 @@ struct InstanceSlotsTests {
         #expect(small.waiting.isEmpty)
         #expect(slots.disappeared("junk-0", now: start) == [])
         #expect(slots.appeared("junk-0", now: start) == [.activate("junk-0")])
+    }
+
+    @Test("an instance named before it appears (its peer pushed it) takes a place at once when the table is full, even from instances in their first turn")
+    func pinnedNewcomer() {
+        var slots = full()
+        _ = slots.pin(["pushed-peer"], now: start)
+        let changes = slots.appeared("pushed-peer", now: start + .milliseconds(10))
+        #expect(changes.count == 2 && changes.last == .activate("pushed-peer"), "\(changes)")
+        guard case .park(let victim) = changes.first else {
+            Issue.record("no instance made room: \(changes)")
+            return
+        }
+        #expect(victim != "junk-0", "a resolved instance went before unresolved ones")
+        #expect(slots.isActive("pushed-peer") && slots.activeCount == capacity && slots.waiting == [victim])
+    }
+
+    @Test("an instance waiting for its turn when it is pinned is followed at once; pinned instances are never displaced for it")
+    func pinnedWhileWaiting() {
+        var slots = Slots(limits: .init(capacity: 2))
+        _ = slots.appeared("peer-1", now: start)
+        _ = slots.appeared("junk", now: start)
+        _ = slots.pin(["peer-1"], now: start)
+        #expect(slots.appeared("peer-2", now: start + .seconds(1)) == [], "peer-2 is not known readable yet: it waits")
+        #expect(slots.pin(["peer-1", "peer-2"], now: start + .seconds(2)) == [.park("junk"), .activate("peer-2")])
+        #expect(slots.waiting == ["junk"])
+        #expect(slots.appeared("peer-3", now: start + .seconds(3)) == [])
+        #expect(slots.pin(["peer-1", "peer-2", "peer-3"], now: start + .seconds(4)) == [], "only pinned instances are left to displace")
+        #expect(slots.isActive("peer-1") && slots.isActive("peer-2") && slots.waiting == ["junk", "peer-3"])
     }
 }

@@ -12,10 +12,13 @@ final class CrowdingOnHostsTests: LabTestCase {
         try lab.pair("h1", "h2")
     }
 
-    /// 70 junk `_handoff._tcp` advertisements from h3 (more than the 64 a browser follows), then h2
+    /// 70 junk `_handoff._tcp` advertisements from h3 (more than the 32 a browser follows), then h2
     /// restarts its agent (a new random instance name) while h3 publishes 30 more (more than the
     /// places h2 and the agents' goodbyes free): h1 still finds h2 within 15 s, and lists its
-    /// activity once the TXT update comes through (within 45 s).
+    /// activity once the TXT update comes through (within 45 s). Meanwhile h1's agent holds at most
+    /// its budget of dns_sd refs (each a thread and a system-bus connection with Avahi), and the
+    /// system bus still takes a new connection of the same user: a table of 64 instances once took
+    /// 255 of the 256 the bus allows one user, and `dbus-send` was refused.
     func testJunkAdvertisementsDoNotHideARestartedPairedPeer() throws {
         let wave = "\(try lab.path("h3"))/second-wave"
         let publisher = """
@@ -44,6 +47,15 @@ final class CrowdingOnHostsTests: LabTestCase {
             return browse.split(separator: "\n").filter { $0.contains("junk-") }.count >= 70
         }
         Thread.sleep(forTimeInterval: 2)
+        let pid = try String(contentsOfFile: "\(try lab.path("h1"))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let browserThreads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").filter { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("dnssd-browser") == true
+        }.count
+        print("h1's dnssd-browser threads among 70 junk advertisements: \(browserThreads)")
+        XCTAssertLessThanOrEqual(browserThreads, 2 + 128, "the poller, the browse, and at most 128 refs for the instances followed")
+        let bus = try lab.exec("h1", ["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus.ListNames"])
+        XCTAssertEqual(bus.status, 0, "the system bus refused a new connection of the agent's user: \(bus.stderr)")
         try lab.stopAgent("h2")
         FileManager.default.createFile(atPath: wave, contents: Data())
         try lab.waitForLine(log, "published 100")
