@@ -12,10 +12,10 @@ import Synchronization
 /// A ServiceLifecycle `Service`. While `run()` runs, the browser keeps a `DNSServiceBrowse` open
 /// and, per instance, a `DNSServiceResolve` (host and port, following SRV changes), a
 /// `DNSServiceQueryRecord` for the instance's TXT record (which, unlike Avahi's resolve, reports
-/// a TXT change as soon as it arrives) and one for the A records of the instance's host.
-/// No TXT query is kept for an instance whose record the caller gets pushed by the peer itself
-/// (``receivesPushes(of:)``). Changes are reported on `events`: `.resolved` with the complete current state whenever it
-/// changes, `.removed` when a reported instance goes away.
+/// a TXT change as soon as it arrives) and one each for the A and AAAA records of the instance's
+/// host. No TXT query is kept for an instance whose record the caller gets pushed by the peer
+/// itself (``receivesPushes(of:)``). Changes are reported on `events`: `.resolved` with the
+/// complete current state whenever it changes, `.removed` when a reported instance goes away.
 ///
 /// Each instance is resolved once, on one interface, however often the browse reports it. When
 /// dns_sd fails (Avahi reports a restarted avahi-daemon as `kDNSServiceErr_Unknown`) the browse
