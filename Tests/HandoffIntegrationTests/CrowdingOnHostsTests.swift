@@ -47,10 +47,7 @@ final class CrowdingOnHostsTests: LabTestCase {
             return browse.split(separator: "\n").filter { $0.contains("junk-") }.count >= 70
         }
         Thread.sleep(forTimeInterval: 2)
-        let pid = try String(contentsOfFile: "\(try lab.path("h1"))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let browserThreads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").filter { task in
-            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("dnssd-browser") == true
-        }.count
+        let browserThreads = try lab.agentThreads("h1", named: "dnssd-browser")
         print("h1's dnssd-browser threads among 70 junk advertisements: \(browserThreads)")
         XCTAssertLessThanOrEqual(browserThreads, 2 + 128, "the poller, the browse, and at most 128 refs for the instances followed")
         let bus = try lab.exec("h1", ["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",

@@ -43,12 +43,6 @@ final class DoctorOnHostsTests: LabTestCase {
         return try XCTUnwrap(status?["port"] as? Int)
     }
 
-    /// Runs `nft` with `commands` inside a host's network namespace.
-    func nft(_ host: String, _ commands: String) throws {
-        let result = try lab.exec(host, ["nft", commands])
-        XCTAssertEqual(result.status, 0, "nft \(commands) on \(host): \(result.stderr)")
-    }
-
     /// A table of the test's own in the host's namespace, with `rule` in its input chain.
     func dropOnInput(_ host: String, _ rule: String) throws {
         try nft(host, "add table inet doctortest")

@@ -146,9 +146,23 @@ final class LabDriver: @unchecked Sendable {
         try lab(["trust"] + hosts)
     }
 
+    /// The process ID of a host's agent, from its pid file.
+    func agentPID(_ host: String) throws -> String {
+        try String(contentsOfFile: "\(try path(host))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// How many of a host's agent's threads have a name starting with `prefix` (`dnssd-browser`:
+    /// the browser's poller and, with Avahi's dns_sd library, one thread per ref it holds).
+    func agentThreads(_ host: String, named prefix: String) throws -> Int {
+        let pid = try agentPID(host)
+        return try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").filter { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix(prefix) == true
+        }.count
+    }
+
     /// The resident set of a host's agent, in KiB.
     func agentRSS(_ host: String) throws -> Int {
-        let pid = try String(contentsOfFile: "\(try path(host))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let pid = try agentPID(host)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
             let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])

@@ -55,12 +55,7 @@ final class PushedAdvertisementsOnHostsTests: LabTestCase {
     /// threads (the library's threads take the name of the browser's poller, `dnssd-browser`).
     func testNoTXTQueryIsKeptWhileThePeerPushes() throws {
         let h2Log = "\(try lab.path("h2"))/handoffd.log"
-        let pid = try String(contentsOfFile: "\(try lab.path("h2"))/handoffd.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        func browserThreads() throws -> Int {
-            try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").filter { task in
-                (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?.hasPrefix("dnssd-browser") == true
-            }.count
-        }
+        func browserThreads() throws -> Int { try lab.agentThreads("h2", named: "dnssd-browser") }
         func count(_ line: String) -> Int { lab.logLines(h2Log).filter { $0.contains(line) }.count }
         let closed = "TXT query closed: the peer pushes its record", reopened = "Querying the TXT record again: the peer no longer pushes it"
         try lab.waitUntil("h2 to close its TXT query for h1", timeout: 15) { count(closed) >= 1 }
@@ -68,21 +63,17 @@ final class PushedAdvertisementsOnHostsTests: LabTestCase {
         let pushed = try browserThreads()
         let closedBefore = count(closed)
 
-        func nft(_ command: String) throws {
-            let result = try lab.exec("h1", ["nft", command])
-            XCTAssertEqual(result.status, 0, "nft \(command) on h1: \(result.stderr)")
-        }
-        try nft("add table inet pushcut")
+        try nft("h1", "add table inet pushcut")
         var cut = true
         defer { if cut { _ = try? lab.exec("h1", ["nft", "delete table inet pushcut"]) } }
-        try nft("add chain inet pushcut input { type filter hook input priority 0; policy accept; }")
-        try nft("add chain inet pushcut output { type filter hook output priority 0; policy accept; }")
-        try nft("add rule inet pushcut input meta l4proto tcp drop")
-        try nft("add rule inet pushcut output meta l4proto tcp drop")
+        try nft("h1", "add chain inet pushcut input { type filter hook input priority 0; policy accept; }")
+        try nft("h1", "add chain inet pushcut output { type filter hook output priority 0; policy accept; }")
+        try nft("h1", "add rule inet pushcut input meta l4proto tcp drop")
+        try nft("h1", "add rule inet pushcut output meta l4proto tcp drop")
         try lab.waitUntil("h2 to query h1's TXT record again once the pushes stop", timeout: 20) { count(reopened) >= 1 }
         try lab.waitUntil("one more browser thread in h2 (\(pushed + 1))", timeout: 10) { try browserThreads() == pushed + 1 }
 
-        try nft("delete table inet pushcut")
+        try nft("h1", "delete table inet pushcut")
         cut = false
         try lab.waitUntil("h2 to close the TXT query again once h1 pushes again", timeout: 20) { count(closed) > closedBefore }
         try lab.waitUntil("h2's browser threads back to \(pushed)", timeout: 10) { try browserThreads() == pushed }
