@@ -61,8 +61,23 @@ public enum PrivateFiles {
         }
     }
 
-    /// Replaces `path` atomically with a new file of mode 0600 holding `bytes`.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(TrustStoreError) {
+    /// How long a file written by ``writeAtomically(_:to:durability:)`` must last.
+    public enum Durability: Sendable {
+        /// Through a power loss or a crash of the system: the file and the rename are fsynced
+        /// before the write returns (keys, the trust store, settings).
+        case powerLoss
+        /// Through a restart or a crash of the process only: no fsync. Once the write returns, the
+        /// new file is in place for any process that opens it; a power loss may leave the old
+        /// file, or (on file systems that do not order the rename after the data, unlike ext4)
+        /// an empty one, which the reader must treat as unreadable. For state that means nothing
+        /// once the system has gone down, where two fsyncs per write would cost more than the rest
+        /// of the change (the activities kept for the agent's next start).
+        case processRestart
+    }
+
+    /// Replaces `path` atomically with a new file of mode 0600 holding `bytes`: a reader sees the
+    /// old file or the new one, never a part of either.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, durability: Durability = .powerLoss) throws(TrustStoreError) {
         var generator = SystemRandomNumberGenerator()
         let temporary = path + ".tmp-" + String(generator.next() as UInt64, radix: 36)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -80,13 +95,14 @@ public enum PrivateFiles {
             }
             offset += n
         }
-        if failure == nil, fsync(fd) != 0 { failure = errno }
+        if failure == nil, durability == .powerLoss, fsync(fd) != 0 { failure = errno }
         if close(fd) != 0, failure == nil { failure = errno }
         if failure == nil, rename(temporary, path) != 0 { failure = errno }
         if let failure {
             _ = unlink(temporary)
             throw TrustStoreError("cannot write \(path) (\(describe(failure))): check the disk has space and the directory is writable")
         }
+        guard durability == .powerLoss else { return }
         // Make the rename itself durable.
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.flatMap { $0.isEmpty ? "/" : $0 } ?? "."
         let dfd = open(directory, O_RDONLY | O_CLOEXEC)

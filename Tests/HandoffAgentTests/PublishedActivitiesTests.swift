@@ -71,12 +71,12 @@ struct PublishedActivitiesTests {
         #expect(file.load(now: now.addingTimeInterval(120)) == .activities([lasting, forever]))
     }
 
-    @Test("a corrupt file is moved aside, not deleted, and nothing is loaded")
+    @Test("a corrupt file, or an empty one (what a power loss may leave, since the file is not fsynced), is moved aside, not deleted, and nothing is loaded")
     func corruptMovedAside() throws {
         let directory = try Self.stateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = PublishedActivitiesFile(stateDirectory: directory)
-        for bytes in ["{not json", #"{"version": 9, "activities": []}"#, #"{"version": 1, "activities": [{"id": "x"}]}"#] {
+        for bytes in ["", "{not json", #"{"version": 9, "activities": []}"#, #"{"version": 1, "activities": [{"id": "x"}]}"#] {
             FileManager.default.createFile(atPath: file.path, contents: Data(bytes.utf8), attributes: [.posixPermissions: 0o600])
             guard case .unreadable(_, let movedTo?) = file.load(now: now) else {
                 Issue.record("\(bytes) was not refused and moved")

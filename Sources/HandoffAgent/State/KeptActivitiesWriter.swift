@@ -5,14 +5,15 @@ import NIOPosix
 import Synchronization
 
 /// Writes the activities kept for the next start (``PublishedActivitiesFile``) off the agent's
-/// actor: the write and its two fsyncs (a millisecond or more) run on a thread of the writer's
+/// actor: the encoding and the write run on a thread of the writer's
 /// own at the lowest priority (``writerPool``), neither holding the actor, nor one of the few
 /// threads Swift's concurrency runs tasks on, nor a core that the push of the same change needs.
 ///
-/// - **Durable when answered**: the agent submits each snapshot (``submit(_:)``) on its actor, in
+/// - **Kept when answered**: the agent submits each snapshot (``submit(_:)``) on its actor, in
 ///   the order of its changes, and ``written(_:)`` returns once the file holds it or a newer one,
-///   so `handoff publish` (and `resign`) answer only when the activity will outlive a crash, as
-///   when the agent wrote the file itself; meanwhile the actor serves other requests.
+///   so `handoff publish` (and `resign`) answer only when the activity will outlive a restart or
+///   a crash of the agent (not a power loss: ``PublishedActivitiesFile``), as when the agent
+///   wrote the file itself; meanwhile the actor serves other requests.
 /// - **In order, newest wins**: one write at a time; snapshots submitted while one is being
 ///   written are coalesced, and only the newest of them is written next. An older snapshot never
 ///   replaces a newer one.
@@ -48,9 +49,10 @@ final class KeptActivitiesWriter: Sendable {
     /// The writer's own thread, started at the first write (an agent that never publishes starts
     /// no thread), at the scheduling policy SCHED_IDLE (Linux; `handoff_make_thread_idle`): it
     /// runs when nothing else wants the CPU. A publish is pushed to connected peers before it is
-    /// kept, and the write (encoding the activities, the file, two fsyncs: 0.8–1.1 ms of CPU on
-    /// this kind of machine, most of it in the kernel) would otherwise take a core from the push
-    /// and from the peer that reads it. `handoff publish` still answers only once the file is
+    /// kept, and the write (encoding the activities, the file and its rename over the old one,
+    /// where ext4 starts the new file's writeback: under 0.5 ms of CPU per write on this kind of
+    /// machine, 0.8 ms with the fsyncs the file no longer has, most of it in the kernel) would otherwise take a core from the push and from the
+    /// peer that reads it. `handoff publish` still answers only once the file is
     /// written: under full load the write gets a small share of the CPU, never none, and the
     /// answer comes later (docs/BENCHMARKS.md, "The one-way message").
     static let writerPool: NIOThreadPool = {
@@ -115,34 +117,41 @@ final class KeptActivitiesWriter: Sendable {
     }
 
     /// Writes the newest pending snapshot until none is pending; on one pool thread at a time.
+    /// The writer stops draining in the same lock that marks its last snapshot done, so a caller
+    /// that ``written(_:)`` has answered finds the writer idle, and a ``submit(_:)`` of what the
+    /// file now holds is skipped.
     private func drain() {
-        while true {
-            let next = state.withLock { state -> (generation: UInt64, activities: [Activity], written: [Activity])? in
-                guard let pending = state.pending else {
-                    state.draining = false
-                    return nil
-                }
-                state.pending = nil
-                return (state.submitted, pending, state.written)
-            }
-            guard let next else { return }
-            var wrote = next.activities == next.written
+        var next = state.withLock { Self.take(&$0) }
+        while let snapshot = next {
+            var wrote = snapshot.activities == snapshot.written
             if !wrote {
                 do {
-                    try write(next.activities)
+                    try write(snapshot.activities)
                     wrote = true
                 } catch {
                     logger.warning("cannot keep the published activities for the next start", metadata: ["handoff.reason": "\(error.message)"])
                 }
             }
-            let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                if wrote { state.written = next.activities }
-                state.done = next.generation
-                let ready = state.waiters.filter { $0.upTo <= next.generation }.map(\.continuation)
-                state.waiters.removeAll { $0.upTo <= next.generation }
-                return ready
+            let ready: [CheckedContinuation<Void, Never>]
+            (ready, next) = state.withLock { state in
+                if wrote { state.written = snapshot.activities }
+                state.done = snapshot.generation
+                let ready = state.waiters.filter { $0.upTo <= snapshot.generation }.map(\.continuation)
+                state.waiters.removeAll { $0.upTo <= snapshot.generation }
+                return (ready, Self.take(&state))
             }
             for continuation in ready { continuation.resume() }
         }
+    }
+
+    /// The next snapshot to write (its generation, its activities, what the file holds), taking it
+    /// from `state`; nil, and the writer no longer draining, when none is pending.
+    private static func take(_ state: inout State) -> (generation: UInt64, activities: [Activity], written: [Activity])? {
+        guard let pending = state.pending else {
+            state.draining = false
+            return nil
+        }
+        state.pending = nil
+        return (state.submitted, pending, state.written)
     }
 }

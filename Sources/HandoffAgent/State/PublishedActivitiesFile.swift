@@ -20,7 +20,10 @@ import Foundation
 /// Clipboard items (`handoff copy`) are not kept either.
 ///
 /// `published-activities.json`, mode 0600, replaced atomically, oldest activity first, each in
-/// the JSON form of ``Activity/json`` (so each keeps its ID):
+/// the JSON form of ``Activity/json`` (so each keeps its ID). It is written for an agent restart
+/// or crash, not for a power loss (``PrivateFiles/Durability/processRestart``: no fsync, the two
+/// fsyncs cost more than all the rest of a publish); after a power loss the agent may start with
+/// the activities of the file before, or with none (an empty file is moved aside as unreadable):
 ///
 /// ```json
 /// {"version": 1, "activities": [{"id": "…", "activityType": "com.example.view", …}]}
@@ -78,7 +81,7 @@ public struct PublishedActivitiesFile: Sendable, Equatable {
                 return
             }
             try PrivateDirectory.create(PrivateDirectory.parent(of: path), purpose: "the state directory")
-            try PrivateFiles.writeAtomically(Self.encode(activities), to: path)
+            try PrivateFiles.writeAtomically(Self.encode(activities), to: path, durability: .processRestart)
         } catch let error as HandoffError {
             throw error
         } catch {
