@@ -26,3 +26,14 @@ int handoff_make_thread_idle(void) {
 #else
 int handoff_make_thread_idle(void) { return 0; }
 #endif
+
+#if defined(__linux__)
+// Exported by Swift's concurrency runtime (static or shared); nil until a hook is set.
+extern void *swift_task_enqueueGlobal_hook;
+int handoff_install_enqueue_global_hook(void *hook) {
+    void *expected = 0;
+    return __atomic_compare_exchange_n(&swift_task_enqueueGlobal_hook, &expected, hook, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ? 1 : 0;
+}
+#else
+int handoff_install_enqueue_global_hook(void *hook) { (void)hook; return 0; }
+#endif

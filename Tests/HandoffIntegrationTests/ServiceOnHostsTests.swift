@@ -55,6 +55,8 @@ final class ServiceOnHostsTests: LabTestCase {
         let run = lines[((lines.lastIndex { $0.hasPrefix("====") }) ?? -1) + 1 ..< lines.count]
         XCTAssertTrue(run.contains { $0.hasPrefix("<6>") && $0.contains("Registered") }, "READY=1 before the DNS-SD registration: \(run)")
         XCTAssertTrue(run.contains { $0.hasPrefix("<6>") && $0.contains("handoffd started") }, "\(run)")
+        // Its tasks run on its event loop thread, not on Dispatch's pool (TasksOnEventLoop).
+        XCTAssertTrue(run.contains { $0.contains("handoffd started") && $0.contains("handoff.tasksOnEventLoop=true") }, "\(run)")
         // SIGTERM ends it gracefully, at once: not after the lab's 5 s grace with SIGKILL (as
         // systemd would after TimeoutStopSec) because a service never finished.
         let started = Date()

@@ -14,4 +14,12 @@ int handoff_o_direct_flag(void);
 /// no-op elsewhere. Needs no privilege; undoing it does. Returns 0 on success.
 int handoff_make_thread_idle(void);
 
+/// Sets the Swift runtime's global-executor hook (`swift_task_enqueueGlobal_hook`, the one
+/// swift-nio's `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`
+/// sets) to `hook`, unless a hook is set already; atomically, as NIO does. Referenced at link
+/// time rather than looked up with `dlsym` as NIO does, which cannot find it in a binary linked
+/// with the static runtime (whose symbols are not exported). Returns 1 when set, 0 otherwise,
+/// and 0 where this is not supported (only Linux is).
+int handoff_install_enqueue_global_hook(void *hook);
+
 #endif
