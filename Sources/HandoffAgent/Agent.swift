@@ -241,7 +241,8 @@ public actor Agent {
         }
         guard store.publish(activity, owner: owner) else { throw AppOwnership.notYours(activity.id, "replace") }
         // Advertised (and pushed to connected peers) before it is logged and kept for the next
-        // start: keeping it encodes and writes a file, which peers need not wait for. So for a resign and an expiry too. The write runs off the actor (``KeptActivitiesWriter``).
+        // start: keeping it encodes and writes a file, which peers need not wait for. So for a
+        // resign and an expiry too. The write runs off the actor (``KeptActivitiesWriter``).
         refreshAdvertisement()
         logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         await keepPublishedActivities()
