@@ -5,9 +5,9 @@ import NIOPosix
 import Synchronization
 
 /// Writes the activities kept for the next start (``PublishedActivitiesFile``) off the agent's
-/// actor: the encoding and the write run on a thread of the writer's
-/// own at the lowest priority (``writerPool``), neither holding the actor, nor one of the few
-/// threads Swift's concurrency runs tasks on, nor a core that the push of the same change needs.
+/// actor: the encoding and the write run on a thread of the writer's own at the lowest priority
+/// (``writerPool``), neither holding the actor, nor the thread Swift's concurrency runs tasks on,
+/// nor a core that the push of the same change needs.
 ///
 /// - **Kept when answered**: the agent submits each snapshot (``submit(_:)``) on its actor, in
 ///   the order of its changes, and ``written(_:)`` returns once the file holds it or a newer one,
@@ -51,10 +51,11 @@ final class KeptActivitiesWriter: Sendable {
     /// runs when nothing else wants the CPU. A publish is pushed to connected peers before it is
     /// kept, and the write (encoding the activities, the file and its rename over the old one,
     /// where ext4 starts the new file's writeback: under 0.5 ms of CPU per write on this kind of
-    /// machine, 0.8 ms with the fsyncs the file no longer has, most of it in the kernel) would otherwise take a core from the push and from the
-    /// peer that reads it. `handoff publish` still answers only once the file is
-    /// written: under full load the write gets a small share of the CPU, never none, and the
-    /// answer comes later (docs/BENCHMARKS.md, "The one-way message").
+    /// machine, 0.8 ms with the fsyncs the file no longer has, most of it in the kernel) would
+    /// otherwise take a core from the push and from the peer that reads it. `handoff publish`
+    /// still answers only once the file is written: under full load the write gets a small share
+    /// of the CPU, never none, and the answer comes later (docs/BENCHMARKS.md, "The one-way
+    /// message").
     static let writerPool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
