@@ -18,8 +18,8 @@
 struct InstanceSlots<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// The bounds.
     struct Limits: Sendable, Hashable {
-        /// The most instances followed at once (`ServiceBrowser.maximumInstances`).
-        var capacity = 32
+        /// The most instances followed at once: the browser's table.
+        var capacity = ServiceBrowser.maximumInstances
         /// The most instances waiting for a turn; past it the oldest waiting one is forgotten
         /// (until the browse reports it again).
         var waitingCapacity = 1024
