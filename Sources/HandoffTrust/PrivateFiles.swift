@@ -70,8 +70,8 @@ public enum PrivateFiles {
         /// new file is in place for any process that opens it; a power loss may leave the old
         /// file, or (on file systems that do not order the rename after the data, unlike ext4)
         /// an empty one, which the reader must treat as unreadable. For state that means nothing
-        /// once the system has gone down, where two fsyncs per write would cost more than the rest
-        /// of the change (the activities kept for the agent's next start).
+        /// once the system has gone down and is written at every change (the activities kept for
+        /// the agent's next start).
         case processRestart
     }
 

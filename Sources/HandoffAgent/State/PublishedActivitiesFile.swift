@@ -21,9 +21,9 @@ import Foundation
 ///
 /// `published-activities.json`, mode 0600, replaced atomically, oldest activity first, each in
 /// the JSON form of ``Activity/json`` (so each keeps its ID). It is written for an agent restart
-/// or crash, not for a power loss (``PrivateFiles/Durability/processRestart``: no fsync, the two
-/// fsyncs cost more than all the rest of a publish); after a power loss the agent may start with
-/// the activities of the file before, or with none (an empty file is moved aside as unreadable):
+/// or crash, not for a power loss (``PrivateFiles/Durability/processRestart``: no fsync, which
+/// was about 40 % of each write's CPU); after a power loss the agent may start with the
+/// activities of the file before, or with none (an empty file is moved aside as unreadable):
 ///
 /// ```json
 /// {"version": 1, "activities": [{"id": "…", "activityType": "com.example.view", …}]}
