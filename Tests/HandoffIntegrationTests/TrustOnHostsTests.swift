@@ -193,10 +193,11 @@ final class TrustOnHostsTests: LabTestCase {
         // Mode 0600: another user's process that skips that check cannot even connect.
         let request = #"{"command": "publish", "activity": {"activityType": "com.example.notes.edit"}}"#
         let script = """
-            import socket, struct, sys
+            import socket, struct, sys, time
             s = socket.socket(socket.AF_UNIX)
             try: s.connect(sys.argv[1])
             except OSError as e: print("connect failed:", e); sys.exit(0)
+            time.sleep(0.2)  # the request comes after the agent's refusal: it is still read
             body = sys.argv[2].encode(); s.sendall(bytes([0x20]) + struct.pack('>I', len(body)) + body)
             header = s.recv(5); n = struct.unpack('>I', header[1:])[0]; data = b''
             while len(data) < n: data += s.recv(n - len(data))

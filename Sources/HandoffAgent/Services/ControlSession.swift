@@ -27,6 +27,7 @@ public enum ControlSession {
     public static func serve(_ connection: FrameServer.Connection, agent: Agent) async throws {
         if let error = refusal(peerUID: connection.peerUID) {
             try await connection.outbound.write(Frame(kind: .controlResponse, payload: ControlProtocol.responseJSON(.failure(error)).serializedBytes))
+            await drainRefused(connection, agent: agent)
             return
         }
         var inbound = connection.inbound.makeAsyncIterator()
@@ -66,6 +67,20 @@ public enum ControlSession {
             throw error
         }
         await agent.controlConnectionClosed(link)
+    }
+
+    /// How long a refused connection stays open for its client's requests to be read (and
+    /// dropped) before it is closed.
+    static let refusedLinger: Duration = .seconds(1)
+
+    /// Reads and drops what a refused client sends, until it closes or ``refusedLinger`` passes.
+    /// Closing at once would race the client's first request: its write fails (EPIPE) if it comes
+    /// after the close, and a Unix socket closed with unread data resets the connection, so the
+    /// client could lose the refusal that explains why.
+    private static func drainRefused(_ connection: FrameServer.Connection, agent: Agent) async {
+        _ = await Deadline.watch(refusedLinger, on: agent.clock, onExpiry: { connection.close() }) {
+            do { for try await _ in connection.inbound {} } catch {}
+        }
     }
 
     /// Why a connecting process is refused (nil: it is of the agent's own uid). An unknown uid
