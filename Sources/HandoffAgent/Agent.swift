@@ -61,7 +61,7 @@ public actor Agent {
     /// How the agent reaches peers, for every kind of connection: fetches, streams, `open`,
     /// pairing and key exchange (TCP with TLS in the daemon, in-memory pipes in tests).
     public nonisolated let transport: any PeerTransport
-    /// The clock of the sessions' deadlines (``Deadline``): pairing, key exchange, stream and open handshakes.
+    /// The clock of the agent's deadlines (``Deadline``) and timers: fetches, handlers and their timeouts, pairing, key exchange, stream and open handshakes (handoffd's `EventLoopClock`).
     nonisolated let clock: any Clock<Duration>
     /// The same clock, as the instants the agent's decisions are made at.
     nonisolated let timeline: AgentTimeline
@@ -154,7 +154,7 @@ public actor Agent {
     ///   - port: the port the peer listener is bound to (advertised).
     ///   - transport: how to reach peers (``TCPPeerConnector`` in the daemon).
     ///   - security: the device identity and the paired devices.
-    ///   - clock: measures every deadline and timer of the agent; a manual clock in tests.
+    ///   - clock: measures every deadline and timer of the agent, handlers' timeouts included; a manual clock in tests.
     ///   - wallClock: the date now (activities' expiry, advertisements' timestamps).
     ///   - savedActivities: the activities saved for search; by default
     ///     `<stateDirectory>/saved-activities.sqlite`.
@@ -216,7 +216,7 @@ public actor Agent {
         self.client = ContinuationClient(
             connector: transport, clock: timeline, hello: hello,
             limits: Self.fetchLimits(configuration), timeouts: Self.fetchTimeouts(configuration), pool: pool)
-        self.dispatcher = ActivityDispatcher(configuration: configuration, logger: logger)
+        self.dispatcher = ActivityDispatcher(configuration: configuration, runner: CommandRunner(clock: clock), logger: logger)
         self.inboxQuota = InboxQuota(limit: configuration.limits.maxInboxBytesPerDevice)
         // An agent that keeps no state (tests) spools in a directory of its own.
         self.clipboardSpool = ClipboardSpool(stateDirectory: security.stateDirectory ?? (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/handoff-\(agentID)")

@@ -59,6 +59,10 @@ struct HandoffDaemon: AsyncParsableCommand {
         NIOSingletons.groupLoopCountSuggestion = 1
         // Swift concurrency's tasks run on that same thread (TasksOnEventLoop).
         let tasksOnEventLoop = TasksOnEventLoop.install()
+        // And their timers are that loop's (EventLoopClock): no Dispatch timer thread to wake.
+        let clock = EventLoopClock(eventLoop: MultiThreadedEventLoopGroup.singleton.any())
+        // A handler's exit then wakes no thread of the agent's (ChildExitSignals).
+        let childExitsUnblocked = await ChildExitSignals.unblock(on: MultiThreadedEventLoopGroup.singleton.any())
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
         umask(0o077)  // everything the agent creates is private to its user
         signal(SIGPIPE, SIG_IGN)  // a handler that closes its stdin early must not kill the agent
@@ -118,12 +122,12 @@ struct HandoffDaemon: AsyncParsableCommand {
         let agent = Agent(
             configuration: live, port: port,
             transport: TCPPeerConnector(connectTimeout: { live.value.limits.connectTimeout }, tls: security.clientTLS), logger: logger,
-            launchable: launchable, security: security)
+            launchable: launchable, security: security, clock: clock)
         let browser = ServiceBrowser(serviceType: configuration.serviceType, logger: logger)
         logger.info("handoffd started", metadata: [
             "handoff.port": "\(port)", "handoff.socket": "\(configuration.socketPath)", "handoff.agentID": "\(agent.agentID)",
             "handoff.deviceID": "\(security.identity.deviceID)", "handoff.instance": "\(agent.instanceName)",
-            "handoff.tasksOnEventLoop": "\(tasksOnEventLoop)",
+            "handoff.tasksOnEventLoop": "\(tasksOnEventLoop)", "handoff.childExitsUnblocked": "\(childExitsUnblocked)",
         ])
 
         let sessionLogger = logger
@@ -139,13 +143,13 @@ struct HandoffDaemon: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(
             services: [
                 .named("BackgroundWork", agent.background),
-                .named("ExpiryService", ExpiryService(agent: agent, clock: ContinuousClock())),
+                .named("ExpiryService", ExpiryService(agent: agent, clock: clock)),
                 .named("ClipboardSyncService", ClipboardSyncService(agent: agent)),
                 .named("ControlServer", FrameServerService(server: controlServer, logger: logger) { try await ControlSession.serve($0, agent: agent) }),
                 .named("PeerServer", FrameServerService(server: peerServer, logger: logger) { try await PeerSession.serve($0, agent: agent, logger: sessionLogger) }),
                 .named("ServiceBrowser", browser),
                 .named("DiscoveryService", DiscoveryService(browser: browser, agent: agent)),
-                .named("LivenessService", LivenessService(agent: agent, clock: ContinuousClock(), logger: logger)),
+                .named("LivenessService", LivenessService(agent: agent, clock: clock, logger: logger)),
                 .named("NotificationService", NotificationService(agent: agent, logger: logger)),
                 // Seals the record again for a name Avahi renamed the service to.
                 .named("RegisteredNameService", RegisteredNameService(agent: agent)),
@@ -158,7 +162,7 @@ struct HandoffDaemon: AsyncParsableCommand {
                     read: { path throws(ConfigurationError) in try Self.readConfiguration(path: path, hostName: hostName, defaultSocket: defaultSocket) })),
                 // Last, so that it is the first told to shut down: STOPPING=1 comes first.
                 .named("SystemdReadinessService", SystemdReadinessService(
-                    notifier: notifier, clock: ContinuousClock(), logger: logger
+                    notifier: notifier, clock: clock, logger: logger
                 ) { [advertiser = agent.advertiserService] in advertiser.registeredName != nil }),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],

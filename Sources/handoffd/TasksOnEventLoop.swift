@@ -10,8 +10,9 @@ import NIOPosix
 /// A frame read on the loop is then handed to the task that awaits it, and a frame a task writes
 /// to the channel that carries it, without waking another thread; Dispatch's two pool threads
 /// woke each other several times per request (docs/BENCHMARKS.md, "One thread for tasks and
-/// I/O"). `Task.sleep`'s timers stay Dispatch's; when one fires, the task that slept is enqueued
-/// through the hook and resumes on the loop.
+/// I/O"). `Task.sleep`'s timers stay Dispatch's (when one fires, the task that slept is enqueued
+/// through the hook and resumes on the loop), so the agent's own timers sleep on
+/// `EventLoopClock`, the loop's timers, instead.
 ///
 /// What runs on a task must not block: DNS-SD runs on the poller's thread, D-Bus on the bus's,
 /// process spawns on swift-subprocess's, the kept activities on their writer's. The trust store's

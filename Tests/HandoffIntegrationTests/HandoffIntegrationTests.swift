@@ -128,6 +128,32 @@ final class HandoffIntegrationTests: LabTestCase {
         XCTAssertTrue(environment.contains("HANDOFF_PEER=h1"), environment)
     }
 
+    /// A handler's exit wakes none of the agent's idle threads (ChildExitSignals): its SIGCHLD,
+    /// at the default action, is dropped where it is raised. Before, each exit woke the main
+    /// thread (waiting in `dispatchMain`) to discard it.
+    func testHandlerExitsDoNotWakeTheAgentsMainThread() throws {
+        let pid = try lab.agentPID("h2")
+        func mainThreadSwitches() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8)
+            // voluntary_ctxt_switches and nonvoluntary_ctxt_switches
+            return status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }.reduce(0, +)
+        }
+        let before = try mainThreadSwitches()
+        var ids: [String] = []
+        for index in 0..<12 {
+            let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "Exit \(index)")
+            ids.append(id)
+            try lab.waitUntilListed(id, on: "h2")
+            let (status, response) = try lab.continueActivity(id, on: "h2")
+            XCTAssertEqual(status, 0, "\(response)")
+            try lab.handoff("h1", "resign", id)
+        }
+        XCTAssertEqual(try ids.map(deliveries), Array(repeating: 1, count: ids.count), "every handler ran once")
+        let woken = try mainThreadSwitches() - before
+        XCTAssertLessThan(woken, ids.count / 2, "the main thread woke \(woken) times for \(ids.count) handler exits")
+    }
+
     func testContinueDeliversIdenticalUserInfoToTheHandler() throws {
         let userInfoJSON = """
             {"s": "héllo ✓ \\"quoted\\"", "i": -9007199254740993, "max": 9223372036854775807, "d": 0.1, "neg0": -0.0, "big": 1e300,

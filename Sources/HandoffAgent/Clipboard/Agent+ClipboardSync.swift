@@ -66,7 +66,7 @@ extension Agent {
     /// offer them back.
     func putOnDesktopClipboard(_ bytes: [UInt8], mimeType: String, clipboard: DesktopClipboard, from peer: String) async {
         clipboardLastPut = ContentDigest.hex(of: bytes)
-        let outcome = await CommandRunner().run(clipboard.writeCommand(clipboard.putType(mimeType)), input: bytes, environment: [:], timeout: .seconds(5))
+        let outcome = await CommandRunner(clock: self.clock).run(clipboard.writeCommand(clipboard.putType(mimeType)), input: bytes, environment: [:], timeout: .seconds(5))
         if outcome.succeeded {
             logger.info("clipboard.sync: put \(peer)'s item on the desktop clipboard", metadata: ["handoff.size": "\(bytes.count)", "handoff.type": "\(mimeType)"])
         } else {
@@ -79,7 +79,7 @@ extension Agent {
     func clipboardCommandOutput(_ argv: [String], limit: Int) async -> [UInt8]? {
         guard let fd = try? clipboardSpool.scratch() else { return nil }
         defer { close(fd) }
-        let outcome = await ChildProcess.run(argv, environment: ChildEnvironment.current(), stdout: .descriptor(fd), timeout: .seconds(5))
+        let outcome = await ChildProcess.run(argv, environment: ChildEnvironment.current(), stdout: .descriptor(fd), timeout: .seconds(5), clock: self.clock)
         guard outcome.succeeded else { return nil }
         let size = lseek(fd, 0, SEEK_END)
         guard size >= 0, size <= limit else { return nil }

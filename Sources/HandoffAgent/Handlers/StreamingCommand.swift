@@ -67,7 +67,7 @@ enum StreamingCommand {
                         stdinSink.finish()
                         return .failure(error)
                     }
-                    let outcome = try await runCommand(argv, environment: environment, timeout: timeout, stdinSink: stdinSink,
+                    let outcome = try await runCommand(argv, environment: environment, timeout: timeout, clock: agent.clock, stdinSink: stdinSink,
                                                        stdinDone: stdinDone, peerOutbound: peerOutbound)
                     group.cancelAll()
                     return .success(outcome)
@@ -82,7 +82,7 @@ enum StreamingCommand {
     /// stdout to the peer and hands its stdin writer to the other direction; waits for it to exit.
     /// After `timeout` it is stopped by the children's one teardown policy and the outcome is
     /// `.timedOut`.
-    private static func runCommand(_ argv: [String], environment: [String: String], timeout: Duration,
+    private static func runCommand(_ argv: [String], environment: [String: String], timeout: Duration, clock: any Clock<Duration>,
                                    stdinSink: AsyncStream<NIOAsyncChannelOutboundWriter<ByteBuffer>>.Continuation,
                                    stdinDone: AsyncStream<Void>,
                                    peerOutbound: PeerFrameOutbound) async throws -> CommandOutcome {
@@ -111,7 +111,7 @@ enum StreamingCommand {
         return try await pipes.executeThenClose { stdout, stdin in
             try await ChildProcess.run(argv, environment: environment, stdin: .descriptor(childStdin, closeAfterSpawn: true),
                                        stdout: .descriptor(childStdout, closeAfterSpawn: true), stderr: .descriptor(STDERR_FILENO),
-                                       timeout: timeout) { _ in
+                                       timeout: timeout, clock: clock) { _ in
                 stdinSink.yield(stdin)
                 stdinSink.finish()
                 for try await buffer in stdout {
