@@ -10,6 +10,13 @@ import NIOCore
 /// thread wakes. The agent's deadlines and timers run on it (a continue arms two, the fetch's and
 /// the handler's, and cancels both).
 ///
+/// One difference from `ContinuousClock`'s own sleeps: NIO's timers run on the monotonic clock,
+/// which stops while the machine is suspended: a sleep whose deadline passes during a suspension
+/// ends after the resume by the time it still had to go when the machine went to sleep, instead
+/// of at the resume (never early: `now` counts the suspension). The agent's periodic timers are
+/// short (liveness ticks, expiry every 500 ms), so after a resume they fire within one period,
+/// and then see all the time that passed.
+///
 /// Tests keep their manual clock; this one is only for the daemon.
 public struct EventLoopClock: Clock, Sendable {
     public typealias Instant = ContinuousClock.Instant
