@@ -59,10 +59,11 @@ struct HandoffDaemon: AsyncParsableCommand {
         NIOSingletons.groupLoopCountSuggestion = 1
         // Swift concurrency's tasks run on that same thread (TasksOnEventLoop).
         let tasksOnEventLoop = TasksOnEventLoop.install()
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
         // And their timers are that loop's (EventLoopClock): no Dispatch timer thread to wake.
-        let clock = EventLoopClock(eventLoop: MultiThreadedEventLoopGroup.singleton.any())
+        let clock = EventLoopClock(eventLoop: loop)
         // A handler's exit then wakes no thread of the agent's (ChildExitSignals).
-        let childExitsUnblocked = await ChildExitSignals.unblock(on: MultiThreadedEventLoopGroup.singleton.any())
+        let childExitsUnblocked = await ChildExitSignals.unblock(on: loop)
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
         umask(0o077)  // everything the agent creates is private to its user
         signal(SIGPIPE, SIG_IGN)  // a handler that closes its stdin early must not kill the agent

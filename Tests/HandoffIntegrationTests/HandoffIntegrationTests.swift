@@ -132,14 +132,7 @@ final class HandoffIntegrationTests: LabTestCase {
     /// at the default action, is dropped where it is raised. Before, each exit woke the main
     /// thread (waiting in `dispatchMain`) to discard it.
     func testHandlerExitsDoNotWakeTheAgentsMainThread() throws {
-        let pid = try lab.agentPID("h2")
-        func mainThreadSwitches() throws -> Int {
-            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8)
-            // voluntary_ctxt_switches and nonvoluntary_ctxt_switches
-            return status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
-                .compactMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }.reduce(0, +)
-        }
-        let before = try mainThreadSwitches()
+        let before = try lab.agentMainThreadSwitches("h2")
         var ids: [String] = []
         for index in 0..<12 {
             let id = try lab.publish("h1", "--type", "com.example.notes.edit", "--title", "Exit \(index)")
@@ -150,7 +143,7 @@ final class HandoffIntegrationTests: LabTestCase {
             try lab.handoff("h1", "resign", id)
         }
         XCTAssertEqual(try ids.map(deliveries), Array(repeating: 1, count: ids.count), "every handler ran once")
-        let woken = try mainThreadSwitches() - before
+        let woken = try lab.agentMainThreadSwitches("h2") - before
         XCTAssertLessThan(woken, ids.count / 2, "the main thread woke \(woken) times for \(ids.count) handler exits")
     }
 

@@ -163,11 +163,29 @@ final class LabDriver: @unchecked Sendable {
     /// The resident set of a host's agent, in KiB.
     func agentRSS(_ host: String) throws -> Int {
         let pid = try agentPID(host)
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
-        else { throw LabError("no VmRSS for \(host)'s agent (pid \(pid))") }
+        guard let kib = try Self.statusNumbers("/proc/\(pid)/status")["VmRSS"] else { throw LabError("no VmRSS for \(host)'s agent (pid \(pid))") }
         return kib
+    }
+
+    /// How many times a host's agent's main thread has been switched out, voluntarily or not.
+    func agentMainThreadSwitches(_ host: String) throws -> Int {
+        let pid = try agentPID(host)
+        let numbers = try Self.statusNumbers("/proc/\(pid)/task/\(pid)/status")
+        guard let voluntary = numbers["voluntary_ctxt_switches"], let forced = numbers["nonvoluntary_ctxt_switches"] else {
+            throw LabError("no context switches for \(host)'s agent's main thread (pid \(pid))")
+        }
+        return voluntary + forced
+    }
+
+    /// The numeric fields of a `/proc` status file, by name (the first number of each line).
+    private static func statusNumbers(_ path: String) throws -> [String: Int] {
+        var numbers: [String: Int] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":"),
+                let number = line[line.index(after: colon)...].split(whereSeparator: \.isWhitespace).first.flatMap({ Int($0) }) else { continue }
+            numbers[String(line[..<colon])] = number
+        }
+        return numbers
     }
 
     /// A host's device ID, from `handoff status --json`.
