@@ -81,7 +81,7 @@ extension Agent {
 
     /// A new reply ID, ready before the event goes out: an answer that comes at once is kept.
     private func expectReply(from link: ControlLink) -> UUID {
-        let replyID = UUID()
+        let replyID = UUID.random()
         _ = replies.open(replyID)
         registry.expectReply(replyID, from: link.id)
         return replyID
@@ -195,7 +195,7 @@ extension Agent {
     /// Waits until an app with this bundle ID registers, at most limits.handlerTimeout. When the
     /// time is up, every caller waiting for it stops waiting.
     func waitForRegistration(of bundleID: String) async {
-        let waiter = UUID()
+        let waiter = UUID.random()
         guard registry.awaitRegistration(of: bundleID, by: waiter) else { return }
         _ = registrations.open(waiter)
         await waitForAnswer(timeout: configuration.limits.handlerTimeout) { (continuation: CheckedContinuation<Void, Never>) in

@@ -185,7 +185,7 @@ public actor Agent {
         self.rejoining = Rejoining(devices: security.initialTrust.devices, now: timeline.now)
         self.settings = security.initialSettings
         self.transport = transport
-        let agentID = UUID().uuidString.replacing("-", with: "").lowercased()
+        let agentID = UUID.random().uuidString.replacing("-", with: "").lowercased()
         self.agentID = agentID
         self.instanceName = "handoff-" + agentID.prefix(12)
         self.sealedInstanceName = instanceName

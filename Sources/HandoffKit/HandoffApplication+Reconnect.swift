@@ -124,7 +124,7 @@ extension HandoffApplication {
         try await waitUntilConnected()
         if let connection { return connection }
         guard reconnection.isReconnecting, hostSink != nil else { throw .connectionUnavailable("the app is not connected to its agent") }
-        let waiterID = UUID(), limit = reconnection.waitLimit
+        let waiterID = UUID.random(), limit = reconnection.waitLimit
         // The reconnect, raced against the limit: whichever ends first answers, and the other ends with it.
         let channel = await withTaskGroup(of: ControlChannel?.self) { group in
             group.addTask { await self.reconnected(waiterID) }

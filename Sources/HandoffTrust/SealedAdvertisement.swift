@@ -364,19 +364,20 @@ enum Base64 {
         var i = 0
         while i < text.count {
             let last = i + 4 == text.count
-            var values = [Int](repeating: 0, count: 4)
+            // A group's four values in one integer, six bits each (no array per group).
+            var n = 0
             var padding = 0
             for j in 0..<4 {
                 let c = text[i + j]
+                n <<= 6
                 if c == UInt8(ascii: "=") {
                     guard last, j >= 2 else { return nil }
                     padding += 1
                     continue
                 }
                 guard padding == 0, let v = value(c) else { return nil }
-                values[j] = v
+                n |= v
             }
-            let n = values[0] << 18 | values[1] << 12 | values[2] << 6 | values[3]
             out.append(UInt8(n >> 16 & 0xFF))
             if padding < 2 { out.append(UInt8(n >> 8 & 0xFF)) } else if n & 0xFFFF != 0 { return nil }
             if padding < 1 { out.append(UInt8(n & 0xFF)) } else if n & 0xFF != 0 { return nil }

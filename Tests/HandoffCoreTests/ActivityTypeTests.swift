@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 @Suite("Activity type validation")
@@ -63,5 +64,19 @@ struct ActivityTypeTests {
         let b = try ActivityType(validating: "com.b.x")
         #expect(a < b)
         #expect([b, a].sorted() == [a, b])
+    }
+
+    @Test("random texts are accepted exactly when the rules say so")
+    func randomTextsFollowTheRules() {
+        let pool: [Character] = ["a", "Z", "q", "0", "9", "-", "_", ".", "é", " ", "/", "ß", "\u{0}", "Ａ"]
+        var generator = SplitMix64(seed: 7)
+        for _ in 0..<5000 {
+            let text = String((0..<Int(generator.next() % 12)).map { _ in pool[Int(generator.next() % UInt64(pool.count))] })
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+            let expected = text == "NSUserActivityTypeBrowsingWeb" || (parts.count >= 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(allowed.contains) }
+                && text.first!.isASCII && text.first!.isLetter)
+            #expect((ActivityType(rawValue: text) != nil) == expected, "\(text.unicodeScalars.map { $0.value })")
+        }
     }
 }

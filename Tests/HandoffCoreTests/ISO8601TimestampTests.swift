@@ -58,4 +58,40 @@ struct ISO8601TimestampTests {
         let old = Date(timeIntervalSince1970: -30_000_000_000.5)  // year 1019
         #expect(PropertyListValue.formatISO8601(old) == Self.foundation(-30_000_000_001, 500))
     }
+
+    /// What ``PropertyListValue/parseISO8601(_:)`` read before: Foundation's parser.
+    static func foundationDate(_ text: String) -> Date? {
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+
+    @Test("it reads the same instant as Foundation's parser, with and without milliseconds, across the range")
+    func readsAsFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int64] = [0, -1, 86_399, 951_782_400, 951_868_799, -2_208_988_800, 4_107_542_400,
+                              ISO8601Timestamp.fastRange.lowerBound, ISO8601Timestamp.fastRange.upperBound]
+        let drawn = (0..<20_000).map { _ in Int64.random(in: ISO8601Timestamp.fastRange, using: &generator) }
+        for seconds in edges + drawn {
+            let milliseconds = Int.random(in: 0...999, using: &generator)
+            let text = ISO8601Timestamp.text(seconds: seconds, milliseconds: milliseconds)!
+            let whole = String(text.prefix(19)) + "Z"
+            for form in [text, whole] {
+                guard let date = ISO8601Timestamp.date(parsing: form), date == Self.foundationDate(form) else {
+                    Issue.record("\(form): \(String(describing: ISO8601Timestamp.date(parsing: form))) against \(String(describing: Self.foundationDate(form)))")
+                    return
+                }
+            }
+        }
+    }
+
+    @Test("any other text is left to Foundation's parser", arguments: [
+        "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2100-02-29T00:00:00.000Z", "2026-04-31T00:00:00Z", "2026-00-10T00:00:00Z",
+        "2026-01-00T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z", "1600-12-31T23:59:59Z",
+        "2026-01-01T00:00:00+01:00", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00.5Z", "2026-01-01T00:00:00,500Z", "２026-01-01T00:00:00Z",
+        "2026-1-01T00:00:00Z", "", "2026-01-01T00:00:00",
+    ])
+    func othersGoToFoundation(text: String) {
+        #expect(ISO8601Timestamp.date(parsing: text) == nil)
+        #expect(PropertyListValue.parseISO8601(text) == Self.foundationDate(text))
+    }
 }

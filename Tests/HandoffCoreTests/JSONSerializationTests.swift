@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 @Suite("JSON serialization")
@@ -76,4 +77,58 @@ struct JSONSerializationTests {
             #expect(parsed.doubleValue?.bitPattern == d.bitPattern, "\(d) -> \(text)")
         }
     }
+
+    @Test("strings are written exactly as scalar by scalar escaping writes them, whatever their mix of scalars")
+    func stringsMatchScalarByScalarEscaping() throws {
+        // Plain ASCII, each escape, every scalar UntrustedText escapes and their neighbours that
+        // share a lead byte (C2, D8, E2), other 2-, 3- and 4-byte scalars.
+        let pool: [Unicode.Scalar] = [
+            "a", "Z", " ", "~", "/", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}",
+            "\u{80}", "\u{9F}", "\u{A0}", "\u{E9}", "\u{FF}", "\u{600}", "\u{61B}", "\u{61C}", "\u{61D}", "\u{63F}",
+            "\u{2000}", "\u{200D}", "\u{200E}", "\u{200F}", "\u{2014}", "\u{2027}", "\u{2028}", "\u{2029}",
+            "\u{202A}", "\u{202E}", "\u{202F}", "\u{2065}", "\u{2066}", "\u{2069}", "\u{206A}", "\u{20AC}", "\u{2FFF}",
+            "\u{3042}", "\u{FEFF}", "\u{FFFD}", "\u{1F600}", "\u{10FFFF}",
+        ]
+        var generator = SplitMix64(seed: 0x5EED)
+        for _ in 0..<2000 {
+            let length = Int(generator.next() % 40)
+            let text = String(String.UnicodeScalarView((0..<length).map { _ in pool[Int(generator.next() % UInt64(pool.count))] }))
+            #expect(JSONValue.string(text).serialized == Self.scalarByScalar(text), "\(text.unicodeScalars.map { $0.value })")
+            #expect(try JSONValue(parsing: JSONValue.string(text).serialized) == .string(text))
+        }
+    }
+
+    @Test("a scalar to escape is found at every offset of a long plain run")
+    func escapesAtEveryOffsetOfALongRun() {
+        for special in ["\"", "\\", "\n", "\u{7F}", "\u{1F}", "\u{0}", "é", "\u{85}", "\u{2028}", "\u{202E}", "😀"] {
+            for offset in 0..<24 {
+                let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: 20)
+                #expect(JSONValue.string(text).serialized == Self.scalarByScalar(text), "\(special.unicodeScalars.map(\.value)) at \(offset)")
+            }
+        }
+    }
+
+    /// The writer before it copied runs: one scalar at a time.
+    private static func scalarByScalar(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar.value {
+            case 0x22: out += #"\""#
+            case 0x5C: out += #"\\"#
+            case 0x0A: out += #"\n"#
+            case 0x0D: out += #"\r"#
+            case 0x09: out += #"\t"#
+            case 0x20..<0x7F: out.unicodeScalars.append(scalar)
+            default:
+                if UntrustedText.mustEscape(scalar) {
+                    let hex = String(scalar.value, radix: 16)
+                    out += #"\u"# + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
 }
+

@@ -19,7 +19,7 @@ extension Agent {
 
     /// Offers what was copied on the desktop as this device's clipboard item.
     func offerDesktopClipboard(_ bytes: [UInt8], mimeType: String) {
-        let id = UUID()
+        let id = UUID.random()
         do {
             let fd = try clipboardSpool.create(id)
             defer { close(fd) }

@@ -44,7 +44,7 @@ enum ClipboardControlSession {
         let tooLarge = HandoffError.userInfoTooLarge(
             "the item is larger than clipboard.maxBytes (\(limit) bytes) on \(agent.configuration.name); nothing was offered and the item offered before stays. Raise clipboard.maxBytes there, or send it as a file")
         if let size, size > limit { return .failure(tooLarge) }
-        let id = UUID()
+        let id = UUID.random()
         let fd: Int32
         do { fd = try agent.clipboardSpool.create(id) } catch { return .failure(error) }
         var stream = ControlByteStream(limit: limit, tooLarge: tooLarge)

@@ -48,7 +48,7 @@ struct ClipboardSpool: Sendable {
     /// An unnamed file for reading and writing (a command's output): created, then unlinked.
     func scratch() throws(HandoffError) -> Int32 {
         try prepareDirectoryOnce()
-        let path = path(UUID())
+        let path = path(UUID.random())
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .handoffFailed("cannot create a file in \(directory): \(String(cString: strerror(errno)))") }
         unlink(path)

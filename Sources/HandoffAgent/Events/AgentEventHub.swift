@@ -27,7 +27,7 @@ public final class AgentEventHub: Sendable {
 
     /// Starts a subscription: every event published from now on, in order.
     public func subscribe() -> AgentEventSubscription {
-        let id = UUID()
+        let id = UUID.random()
         let (stream, continuation) = AsyncStream.makeStream(of: AgentEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferSize))
         let flag = OverflowFlag()
         subscribers.withLock { $0[id] = Subscriber(continuation: continuation, overflowed: flag) }

@@ -67,7 +67,7 @@ enum FileReceiver {
         var budget = receiving.maxBytes - offer.knownBytes  // what standard input may still bring
         for (index, file) in offer.files.enumerated() {
             var target = Target(index: index, file: file, path: decision.paths[index], start: decision.starts[index],
-                                partialName: partialNames[index] ?? "stdin-\(UUID().uuidString)")
+                                partialName: partialNames[index] ?? "stdin-\(UUID.random().uuidString)")
             let receipt = await receiveFile(&target, sink: sink, directory: directory, budget: &budget, peer: peer)
             logger.info("file received", metadata: [
                 "handoff.peer": "\(peer)", "handoff.name": "\(receipt.name)", "handoff.start": "\(receipt.start)",
@@ -84,7 +84,7 @@ enum FileReceiver {
         await sink.stop()
         guard let end = try await inbound.next(), end.kind == .streamEnd else { return }
         try await outbound.write(PeerMessage.streamEnd.frame)
-        let received = ReceivedFiles(id: UUID(), peer: peer, files: kept, bytes: keptBytes, directory: directory.path)
+        let received = ReceivedFiles(id: UUID.random(), peer: peer, files: kept, bytes: keptBytes, directory: directory.path)
         agent.events.publish([AgentEvent(.filesReceived(received), at: agent.wallClock())])
     }
 

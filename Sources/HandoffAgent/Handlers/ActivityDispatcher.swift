@@ -34,11 +34,14 @@ public struct ActivityDispatcher: Sendable {
     /// for its type that exits 0, else the URL opener for its webpageURL; else fails with 4608
     /// saying what was tried (``DeliveryFailures``). A handler with `streams` gets the continuation
     /// streams on stdin/stdout when the activity supports them and `streams` can open them.
-    public func deliver(_ activity: Activity, from peer: String,
+    /// `json` is the activity's ``Activity/json`` when the caller has made it already.
+    public func deliver(_ activity: Activity, json: JSONValue? = nil, from peer: String,
                         streams: (@Sendable (_ command: [String], _ environment: [String: String]) async -> Result<CommandOutcome, HandoffError>)? = nil)
         async -> Result<Delivery, HandoffError>
     {
-        let input = activity.json.serializedBytes + [UInt8(ascii: "\n")]
+        let json = json ?? activity.json
+        var input = json.serializedBytes
+        input.append(UInt8(ascii: "\n"))
         var environment = [
             "HANDOFF_ACTIVITY_TYPE": activity.activityType.rawValue,
             "HANDOFF_ACTIVITY_ID": activity.id.uuidString,
@@ -56,7 +59,7 @@ public struct ActivityDispatcher: Sendable {
                 let outcome: CommandOutcome
                 if onStreams, let streams {
                     var streamEnvironment = environment
-                    streamEnvironment["HANDOFF_ACTIVITY"] = activity.json.serialized
+                    streamEnvironment["HANDOFF_ACTIVITY"] = json.serialized
                     switch await streams(command, ChildEnvironment.current(adding: streamEnvironment)) {
                     case .success(let result): outcome = result
                     case .failure(let error):
@@ -67,8 +70,8 @@ public struct ActivityDispatcher: Sendable {
                     outcome = await runner.run(command, input: input, environment: environment, timeout: timeout)
                 }
                 // A failed handler is a warning: the next one is tried, and if none takes the
-                // activity the continuation fails.
-                logger.log(level: outcome.succeeded ? .info : .warning, "handler finished", metadata: [
+                // activity the continuation fails. Success is the agent's "continuation delivered".
+                logger.log(level: outcome.succeeded ? .debug : .warning, "handler finished", metadata: [
                     "handoff.activity": "\(activity.activityType)", "handoff.command": "\(command)", "handoff.outcome": "\(outcome.description)",
                 ])
                 if outcome.succeeded { return .success(Delivery(by: "handler", command: command)) }

@@ -31,7 +31,7 @@ enum StreamingCommand {
         } catch {
             return .failure(.connectionUnavailable("cannot connect to \(source.name) for continuation streams: \(error)"))
         }
-        let request = StreamRequest(activityID: activityID, streamID: UUID())
+        let request = StreamRequest(activityID: activityID, streamID: UUID.random())
         do {
             return try await connection.executeThenClose { peerInbound, peerOutbound in
                 try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)

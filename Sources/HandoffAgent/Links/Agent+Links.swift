@@ -82,7 +82,7 @@ extension Agent {
         let link: HandoffLink
         do { link = try HandoffLink(parsing: text) } catch { return .failure(.handoffFailed(error.description)) }
         let activity = link.activity
-        let continuationID = UUID()
+        let continuationID = UUID.random()
         let metadata: Logger.Metadata = ["handoff.activity": "\(link.activityType)", "handoff.continuation": "\(continuationID)"]
         logger.info("continuing a link", metadata: metadata)
         var response = ContinueResult(peer: Self.linkPeerName, continuationID: continuationID, activity: activity.json, by: "")

@@ -45,7 +45,7 @@ public final class LiveConfiguration: Sendable {
 
     /// Each configuration a reload puts in place from now on (the newest only, if the reader is behind).
     public func updates() -> AsyncStream<AgentConfiguration> {
-        let id = UUID()
+        let id = UUID.random()
         let (stream, continuation) = AsyncStream.makeStream(of: AgentConfiguration.self, bufferingPolicy: .bufferingNewest(1))
         state.withLock { $0.subscribers[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }

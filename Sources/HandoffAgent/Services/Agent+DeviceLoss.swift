@@ -16,7 +16,7 @@ extension Agent {
     func fetchWhileReachable(_ request: FetchRequest, from peer: PeerRecord) async -> Result<FetchedActivity, HandoffError> {
         let client = self.client
         guard let deviceID = peer.deviceID else { return await client.fetchActivity(request, from: peer.endpoint, peerName: peer.name) }
-        let watch = UUID()
+        let watch = UUID.random()
         let lost = lostDevices
         _ = lost.open(watch)
         fetchesInFlight[deviceID, default: []].insert(watch)

@@ -84,7 +84,7 @@ enum ContinuationStreamSession {
             try await respond(.failure(.connectionUnavailable("the transport to \(source.peer.name) cannot relay continuation streams")))
             return
         }
-        let request = StreamRequest(activityID: source.activityID, streamID: UUID())
+        let request = StreamRequest(activityID: source.activityID, streamID: UUID.random())
         try await peer.executeThenClose { peerInbound, peerOutbound in
             try await peerOutbound.write(PeerMessage.hello(agent.hello).frame)
             try await peerOutbound.write(PeerMessage.streamOpen(request).frame)

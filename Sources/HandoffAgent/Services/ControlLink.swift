@@ -12,7 +12,7 @@ import Foundation
 /// frame at a time. An app's connection carries its manifest once it has registered.
 public actor ControlLink {
     /// Identifies the connection (and the activities its app published).
-    public nonisolated let id = UUID()
+    public nonisolated let id = UUID.random()
     private let outbound: NIOAsyncChannelOutboundWriter<Frame>
     /// The app on this connection, after `registerApp`.
     public private(set) var manifest: AppManifest?

@@ -36,7 +36,7 @@ extension Agent {
     /// (``PairingWindowState``). The advertisement shows this agent's name meanwhile, so the other
     /// device can find it. The window's timer runs in the caller's task, on the agent's clock.
     public func acceptPairing(link: ControlLink) async -> Result<TrustChange, HandoffError> {
-        let id = UUID()
+        let id = UUID.random()
         _ = pairingAnswers.open(id)
         let timeout = configuration.security.pairingTimeout
         let directives = pairing.open(id, owner: link.id, name: configuration.name, timeout: timeout, now: timeline.now)

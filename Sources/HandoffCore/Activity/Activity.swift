@@ -52,7 +52,7 @@ public struct Activity: Sendable, Hashable, Identifiable {
 
     /// Creates an activity with Apple's defaults: eligible for handoff, nothing else set.
     public init(
-        id: UUID = UUID(),
+        id: UUID = UUID.random(),
         activityType: ActivityType,
         title: String? = nil,
         userInfo: UserInfo = [:],

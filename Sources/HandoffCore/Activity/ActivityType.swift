@@ -14,6 +14,9 @@ public struct ActivityType: RawRepresentable, Hashable, Sendable, Comparable, Cu
     /// `NSUserActivityTypeBrowsingWeb` is accepted as well.
     public init(validating text: String) throws(ActivityTypeError) {
         if text == Self.browsingWeb.rawValue { self = .browsingWeb; return }
+        // The common case in one pass over the bytes; anything else gets the checks below, which
+        // say what is wrong.
+        if Self.isPlainReverseDNS(text) { self.rawValue = text; return }
         guard !text.isEmpty else { throw ActivityTypeError(text: text, reason: "it is empty") }
         guard text.utf8.count <= Self.maximumLength else {
             throw ActivityTypeError(text: text, reason: "it is longer than \(Self.maximumLength) bytes")
@@ -32,6 +35,31 @@ public struct ActivityType: RawRepresentable, Hashable, Sendable, Comparable, Cu
             throw ActivityTypeError(text: text, reason: "it must start with a letter")
         }
         self.rawValue = text
+    }
+
+    /// Whether `text` is valid as ``init(validating:)`` checks it: at most ``maximumLength``
+    /// bytes, two or more dot-separated parts that are not empty and hold only ASCII letters,
+    /// digits, `-` and `_`, the first a letter.
+    private static func isPlainReverseDNS(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard bytes.count <= maximumLength, let first = bytes.first, isLetter(first) else { return false }
+        var dots = 0, previous = first
+        for byte in bytes.dropFirst() {
+            if byte == UInt8(ascii: ".") {
+                guard previous != UInt8(ascii: ".") else { return false }
+                dots += 1
+            } else {
+                guard isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") else {
+                    return false
+                }
+            }
+            previous = byte
+        }
+        return dots > 0 && previous != UInt8(ascii: ".")
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 
     /// Validates like ``init(validating:)`` but returns nil for an invalid type.

@@ -59,7 +59,7 @@ public struct AgentStatus: ControlResult, Equatable {
         }
 
         public init(json: JSONValue) {
-            self.init(id: json.uuid("id") ?? UUID(), activityType: json.text("activityType"), title: json.optionalText("title"),
+            self.init(id: json.uuid("id") ?? UUID.random(), activityType: json.text("activityType"), title: json.optionalText("title"),
                       expired: json["expired"]?.boolValue ?? false)
         }
     }
@@ -199,7 +199,7 @@ public struct OfferedActivity: ControlResult, Equatable {
     }
 
     public init(json: JSONValue) {
-        self.init(id: json.uuid("id") ?? UUID(), peer: json.text("peer"), activityType: json.text("activityType"), title: json.optionalText("title"),
+        self.init(id: json.uuid("id") ?? UUID.random(), peer: json.text("peer"), activityType: json.text("activityType"), title: json.optionalText("title"),
                   offeredAt: json.optionalText("offeredAt").flatMap(AgentEvent.parseTime))
     }
 }

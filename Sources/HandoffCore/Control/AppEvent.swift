@@ -129,7 +129,7 @@ public enum AppEvent: Sendable, Equatable {
         func uuid(_ key: String) -> UUID? { body[key]?.stringValue.flatMap(UUID.init(uuidString:)) }
         func text(_ key: String) -> String? { body[key]?.stringValue }
         // Older agents left out fields an app does not need: default them.
-        var continuing = Continuing(continuationID: uuid("continuationID") ?? UUID(), activityType: text("activityType") ?? "", peer: text("peer") ?? "")
+        var continuing = Continuing(continuationID: uuid("continuationID") ?? UUID.random(), activityType: text("activityType") ?? "", peer: text("peer") ?? "")
         switch text("event") {
         case "willContinue": self = .willContinue(continuing)
         case "continue":
@@ -143,7 +143,7 @@ public enum AppEvent: Sendable, Equatable {
             self = .willSave(activityID: id)
         case "wasContinued":
             guard let id = uuid("activityID") else { return nil }
-            self = .wasContinued(activityID: id, continuationID: uuid("continuationID") ?? UUID(), peer: text("peer") ?? "")
+            self = .wasContinued(activityID: id, continuationID: uuid("continuationID") ?? UUID.random(), peer: text("peer") ?? "")
         case "openURL":
             guard let url = text("url").flatMap(URL.init(string:)) else { return nil }
             self = .openURL(OpenedURL(url: url, peer: text("peer") ?? "", inboxFile: body["inboxFile"]?.boolValue == true,

@@ -238,7 +238,7 @@ public enum ControlRequest: Sendable, Equatable {
         case "pause", "resume": self = .setPaused(command == "pause")
         case "publish":
             guard let activityJSON = body["activity"] else { throw .handoffFailed("publish needs an \"activity\" object") }
-            do { self = .publish(try Activity(json: activityJSON, defaultID: UUID())) } catch { throw .handoffFailed("cannot publish: \(error)") }
+            do { self = .publish(try Activity(json: activityJSON, defaultID: UUID.random())) } catch { throw .handoffFailed("cannot publish: \(error)") }
         case "resign": self = .resign(id: try uuid("id", "an activity UUID as printed by publish"))
         case "continue":
             let id = try uuid("id", "an activity UUID as printed by `handoff list`")

@@ -172,6 +172,7 @@ extension PropertyListValue {
     }
 
     static func parseISO8601(_ text: String) -> Date? {
+        if let d = ISO8601Timestamp.date(parsing: text) { return d }
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
         return try? Date.ISO8601FormatStyle().parse(text)
     }
