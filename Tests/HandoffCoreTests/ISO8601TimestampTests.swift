@@ -1,3 +1,4 @@
+import HandoffTestSupport
 import Testing
 
 @testable import HandoffCore
@@ -67,7 +68,7 @@ struct ISO8601TimestampTests {
 
     @Test("it reads the same instant as Foundation's parser, with and without milliseconds, across the range")
     func readsAsFoundation() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 8601)
         let edges: [Int64] = [0, -1, 86_399, 951_782_400, 951_868_799, -2_208_988_800, 4_107_542_400,
                               ISO8601Timestamp.fastRange.lowerBound, ISO8601Timestamp.fastRange.upperBound]
         let drawn = (0..<20_000).map { _ in Int64.random(in: ISO8601Timestamp.fastRange, using: &generator) }

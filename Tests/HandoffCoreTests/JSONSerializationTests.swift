@@ -131,4 +131,3 @@ struct JSONSerializationTests {
         return out + "\""
     }
 }
-

@@ -10,7 +10,7 @@ import Foundation
 
 @Suite("Base64 of sealed advertisements: standard, padded, strict")
 struct Base64Tests {
-    @Test("every length from 0 to 200 round-trips, and reads as Foundation reads it")
+    @Test("every length from 0 to 200 is written as Foundation writes it, and reads back")
     func roundTrips() {
         var generator = SplitMix64(seed: 64)
         for length in 0...200 {
@@ -25,7 +25,7 @@ struct Base64Tests {
         "QQ", "QUJ", "QUJDR", // not a multiple of four
         "QQ=A", "Q===", "====", "QQ==QUJD", // padding not at the end, or too much
         "QR==", "QUJ=", // unused bits not zero
-        "QU*D", "QU D", "QU-D", "QU_D", "QUJD\n", // characters outside the alphabet
+        "QU*D", "QU D", "QU-D", "QU_D", "QUJ\n", // characters outside the alphabet
     ])
     func refusesNonStrict(text: String) {
         #expect(Base64.decode(Array(text.utf8)) == nil)
