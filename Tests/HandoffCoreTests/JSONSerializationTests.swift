@@ -108,6 +108,11 @@ struct JSONSerializationTests {
         }
     }
 
+    @Test("no scalar above U+FFFF must be escaped: the writer decodes 2- and 3-byte lead bytes only")
+    func noEscapedScalarAboveTheBasicPlane() {
+        #expect(!(UInt32(0x10000)...0x10FFFF).contains { UntrustedText.mustEscape(Unicode.Scalar($0)!) })
+    }
+
     /// The writer before it copied runs: one scalar at a time.
     private static func scalarByScalar(_ s: String) -> String {
         var out = "\""

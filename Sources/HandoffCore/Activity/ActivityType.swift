@@ -14,48 +14,35 @@ public struct ActivityType: RawRepresentable, Hashable, Sendable, Comparable, Cu
     /// `NSUserActivityTypeBrowsingWeb` is accepted as well.
     public init(validating text: String) throws(ActivityTypeError) {
         if text == Self.browsingWeb.rawValue { self = .browsingWeb; return }
-        // The common case in one pass over the bytes; anything else gets the checks below, which
-        // say what is wrong.
-        if Self.isPlainReverseDNS(text) { self.rawValue = text; return }
-        guard !text.isEmpty else { throw ActivityTypeError(text: text, reason: "it is empty") }
-        guard text.utf8.count <= Self.maximumLength else {
-            throw ActivityTypeError(text: text, reason: "it is longer than \(Self.maximumLength) bytes")
-        }
-        let labels = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2 else {
-            throw ActivityTypeError(text: text, reason: "it needs at least two dot-separated parts, like com.example.view")
-        }
-        for label in labels {
-            guard !label.isEmpty else { throw ActivityTypeError(text: text, reason: "it has an empty part (two dots in a row, or a dot at an end)") }
-            guard label.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") }) else {
-                throw ActivityTypeError(text: text, reason: "part \"\(label)\" may hold only ASCII letters, digits, '-' and '_'")
-            }
-        }
-        guard let first = labels[0].unicodeScalars.first, first.properties.isAlphabetic else {
-            throw ActivityTypeError(text: text, reason: "it must start with a letter")
-        }
+        if let reason = Self.problem(text) { throw ActivityTypeError(text: text, reason: reason) }
         self.rawValue = text
     }
 
-    /// Whether `text` is valid as ``init(validating:)`` checks it: at most ``maximumLength``
-    /// bytes, two or more dot-separated parts that are not empty and hold only ASCII letters,
-    /// digits, `-` and `_`, the first a letter.
-    private static func isPlainReverseDNS(_ text: String) -> Bool {
-        let bytes = text.utf8
-        guard bytes.count <= maximumLength, let first = bytes.first, isLetter(first) else { return false }
-        var dots = 0, previous = first
-        for byte in bytes.dropFirst() {
-            if byte == UInt8(ascii: ".") {
-                guard previous != UInt8(ascii: ".") else { return false }
-                dots += 1
-            } else {
+    /// What is wrong with `text` as a reverse-DNS type, the first rule it breaks in the order
+    /// ``init(validating:)`` lists them (parts from the first); nil when it is valid. One pass
+    /// over its bytes.
+    private static func problem(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            let dot = UInt8(ascii: ".")
+            guard !bytes.isEmpty else { return "it is empty" }
+            guard bytes.count <= maximumLength else { return "it is longer than \(maximumLength) bytes" }
+            guard bytes.contains(dot) else { return "it needs at least two dot-separated parts, like com.example.view" }
+            var partStart = 0
+            for index in 0...bytes.count {
+                guard index < bytes.count, bytes[index] != dot else {
+                    if index == partStart { return "it has an empty part (two dots in a row, or a dot at an end)" }
+                    partStart = index + 1
+                    continue
+                }
+                let byte = bytes[index]
                 guard isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") else {
-                    return false
+                    let part = UnsafeBufferPointer(rebasing: bytes[partStart..<(bytes[index...].firstIndex(of: dot) ?? bytes.count)])
+                    return "part \"\(String(decoding: part, as: UTF8.self))\" may hold only ASCII letters, digits, '-' and '_'"
                 }
             }
-            previous = byte
+            return isLetter(bytes[0]) ? nil : "it must start with a letter"
         }
-        return dots > 0 && previous != UInt8(ascii: ".")
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {

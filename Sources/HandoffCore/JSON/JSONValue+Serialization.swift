@@ -63,9 +63,9 @@ extension JSONValue {
     /// draw on it; every other character as its UTF-8.
     ///
     /// The string's UTF-8 is copied in runs: bytes that need no escape are appended a run at a
-    /// time, not scalar by scalar (a 3 KB userInfo string was tens of microseconds). Every scalar
-    /// ``UntrustedText/mustEscape(_:)`` names is below U+0080, or starts with the byte C2, D8 or E2
-    /// (U+0080–U+009F, U+061C, U+200E–U+2069): only those lead bytes are decoded.
+    /// time, not scalar by scalar (a 3 KB userInfo string was tens of microseconds). Only the
+    /// non-ASCII scalars whose lead byte some escaped scalar shares (``escapedLeadBytes``) are
+    /// decoded.
     private static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
@@ -79,16 +79,18 @@ extension JSONValue {
                 }
                 let byte = bytes[index]
                 let length: Int
-                switch byte {
-                case 0x20..<0x7F where byte != 0x22 && byte != 0x5C, 0x80..<0xC2, 0xC3..<0xD8, 0xD9..<0xE2, 0xE3...0xFF:
-                    index += 1
-                    continue
-                case 0xC2, 0xD8:
-                    length = 2
-                case 0xE2:
-                    length = 3
-                default:
+                if byte < 0x80 {
+                    guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F else {
+                        index += 1
+                        continue
+                    }
                     length = 1
+                } else {
+                    guard Self.escapedLeadBytes[Int(byte)] else {
+                        index += 1
+                        continue
+                    }
+                    length = byte < 0xE0 ? 2 : 3
                 }
                 let scalar = length == 1 ? UInt32(byte) : Self.scalarValue(bytes, at: index, length: length)
                 if length > 1, let value = Unicode.Scalar(scalar), !UntrustedText.mustEscape(value) {
@@ -104,6 +106,18 @@ extension JSONValue {
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    /// The lead bytes of the UTF-8 of the non-ASCII scalars ``UntrustedText/mustEscape(_:)``
+    /// names, made from it once (all of them are below U+10000, so their lead bytes start 2- or
+    /// 3-byte sequences). Every other non-ASCII byte is copied without decoding.
+    private static let escapedLeadBytes: [Bool] = {
+        var lead = [Bool](repeating: false, count: 256)
+        for value in UInt32(0x80)..<0x10000 {
+            guard let scalar = Unicode.Scalar(value), UntrustedText.mustEscape(scalar) else { continue }
+            lead[Int(UTF8.encode(scalar)!.first!)] = true
+        }
+        return lead
+    }()
 
     /// Whether any of the eight bytes of `word` is below 0x20, `"`, `\`, DEL or not ASCII (it may
     /// say so of a word that has none; never the other way round).

@@ -59,43 +59,34 @@ enum ISO8601Timestamp {
     }
 
     /// The instant of `YYYY-MM-DDTHH:MM:SS.mmmZ` (the form ``text(seconds:milliseconds:)``
-    /// writes) or `YYYY-MM-DDTHH:MM:SSZ`, from 1601 on, as a date; nil for any other text, which
-    /// Foundation's parser then reads.
+    /// writes) or `YYYY-MM-DDTHH:MM:SSZ`, in ``fastRange``, as a date; nil for any other text,
+    /// which Foundation's parser then reads. A text is taken only if ``text(seconds:milliseconds:)``
+    /// writes it back, so the writer's calendar decides what is valid (a 30 February, hour 24 or
+    /// second 60 is not written back).
     static func date(parsing text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { b -> Date? in
-            guard b.count == 20 || (b.count == 24 && b[19] == UInt8(ascii: ".")), b[b.count - 1] == UInt8(ascii: "Z"),
-                b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":")
-            else { return nil }
-            func number(_ offset: Int, _ width: Int) -> Int? {
-                var value = 0
-                for i in offset..<(offset + width) {
-                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b[i]) else { return nil }
-                    value = value * 10 + Int(b[i] - UInt8(ascii: "0"))
-                }
-                return value
+        let bytes = Array(text.utf8)
+        guard bytes.count == 20 || bytes.count == 24 else { return nil }
+        func number(_ offset: Int, _ width: Int) -> Int? {
+            var value = 0
+            for byte in bytes[offset..<(offset + width)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
             }
-            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-                let minute = number(14, 2), let second = number(17, 2), let milliseconds = b.count == 24 ? number(20, 3) : 0,
-                year >= 1601, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60, second < 60
-            else { return nil }
-            // A civil date to days since 1970 (H. Hinnant, as above, the other way).
-            let y = month <= 2 ? year - 1 : year
-            let era = y / 400, yearOfEra = y - y / 400 * 400
-            let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-            let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-            let days = Int64(era * 146_097 + dayOfEra - 719_468)
-            let seconds = days * 86_400 + Int64(hour * 3_600 + minute * 60 + second)
-            // Counted from 2001, as Foundation's parser counts: the same Double to the last bit.
-            return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(milliseconds) / 1_000)
+            return value
         }
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+            let minute = number(14, 2), let second = number(17, 2), let milliseconds = bytes.count == 24 ? number(20, 3) : 0
+        else { return nil }
+        // A civil date to days since 1970 (H. Hinnant, as above, the other way).
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400, yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let seconds = Int64(era * 146_097 + dayOfEra - 719_468) * 86_400 + Int64(hour * 3_600 + minute * 60 + second)
+        guard let written = self.text(seconds: seconds, milliseconds: milliseconds),
+            bytes.count == 24 ? written == text : written.prefix(19) + "Z" == text
+        else { return nil }
+        // Counted from 2001, as Foundation's parser counts: the same Double to the last bit.
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + Double(milliseconds) / 1_000)
     }
 }

@@ -172,7 +172,11 @@ extension PropertyListValue {
     }
 
     static func parseISO8601(_ text: String) -> Date? {
-        if let d = ISO8601Timestamp.date(parsing: text) { return d }
+        ISO8601Timestamp.date(parsing: text) ?? foundationParseISO8601(text)
+    }
+
+    /// ``parseISO8601(_:)`` by Foundation's parser: for every text ``ISO8601Timestamp`` does not read.
+    static func foundationParseISO8601(_ text: String) -> Date? {
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
         return try? Date.ISO8601FormatStyle().parse(text)
     }
