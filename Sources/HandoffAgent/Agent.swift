@@ -243,8 +243,10 @@ public actor Agent {
         // Advertised (and pushed to connected peers) before it is logged and kept for the next
         // start: keeping it encodes and writes a file, which peers need not wait for. So for a
         // resign and an expiry too. The write runs off the actor (``KeptActivitiesWriter``).
+        // Logged at debug, as a resign: apps publish on every change of what they do, and the
+        // journal keeps one info line per continuation, its outcome, instead.
         refreshAdvertisement()
-        logger.info("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
+        logger.debug("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         await keepPublishedActivities()
         return activity.id
     }
@@ -254,8 +256,8 @@ public actor Agent {
         guard store.mayChange(id, by: connection) else { throw AppOwnership.notYours(id, "resign") }
         guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
         dropClipboardBytes(of: [activity])
-        logger.info("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         refreshAdvertisement()
+        logger.debug("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         await keepPublishedActivities()
     }
 

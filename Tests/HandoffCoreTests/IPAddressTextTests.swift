@@ -2,6 +2,12 @@ import HandoffCore
 import HandoffTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 @Suite("IPAddressText: v4-mapped addresses, link-local scopes, the order addresses are tried in")
 struct IPAddressTextTests {
     @Test func v4MappedAddressesAreTheirIPv4Address() {
@@ -12,6 +18,37 @@ struct IPAddressTextTests {
         #expect(IPAddressText.unmappingIPv4("fd00:198:18::1") == "fd00:198:18::1")
         #expect(IPAddressText.unmappingIPv4("::ffff:c612:1") == "::ffff:c612:1")  // not dotted: left alone
         #expect(IPAddressText.unmappingIPv4("::ffff:300.1.1.1") == "::ffff:300.1.1.1")
+    }
+
+    @Test("a dotted quad is four parts of one to three ASCII digits, each at most 255", arguments: [
+        ("192.0.2.1", true), ("0.0.0.0", true), ("255.255.255.255", true), ("010.001.000.9", true),
+        ("256.1.1.1", false), ("1.2.3", false), ("1.2.3.4.5", false), ("1..3.4", false), (".1.2.3", false),
+        ("1.2.3.", false), ("1.2.3.0004", false), ("1.2.3.-4", false), ("", false), ("1.2.3.4 ", false),
+        ("fe80::1", false), ("١.٢.٣.٤", false),  // Arabic-Indic digits are digits, not ASCII ones
+        // A combining mark after a digit: one Character that sorted between "0" and "9", which
+        // the old check took for a digit and then crashed on (Int("1\u{301}") is nil).
+        ("1\u{301}.2.3.4", false), ("1.2.3.4\u{301}", false),
+    ])
+    func dottedQuads(_ text: String, _ expected: Bool) {
+        #expect(IPAddressText.isIPv4(text) == expected)
+        #expect(IPAddressText.isIPv4(Substring(text)) == expected)
+    }
+
+    @Test("isIPv4 agrees with inet_pton's dotted-quad reading on random texts of digits and dots")
+    func dottedQuadsAgainstInetPton() {
+        var random = SplitMix64(seed: 0x1F4)
+        let alphabet = Array("0123456789.9.2551x")
+        for _ in 0..<20_000 {
+            let length = Int(random.next() % 18)
+            let text = String((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+            // inet_pton refuses leading zeros, which the agent accepts (as before): compare
+            // on texts whose parts have none.
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard !parts.contains(where: { $0.count > 1 && $0.first == "0" }) else { continue }
+            var address = in_addr()
+            let pton = inet_pton(AF_INET, text, &address) == 1
+            #expect(IPAddressText.isIPv4(text) == pton, "\(text)")
+        }
     }
 
     @Test func linkLocalIsFe80Slash10() {

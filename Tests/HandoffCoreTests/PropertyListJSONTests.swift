@@ -216,6 +216,9 @@ struct PropertyListJSONTests {
         (#"{"x":{"$dict":[1]}}"#, "x", "$dict needs an object, got array"),
         (#"{"x":{"$date":true}}"#, "x", "$date needs an ISO 8601 string or seconds since 1970, got boolean"),
         (#"{"x":{"$data":"***"}}"#, "x", "$data needs a base64 string, got string"),
+        // Valid siblings converted before the bad value leave nothing of their own path behind.
+        (#"[{"a":[1,{"b":2}],"c":{"d":[3]}},[4,{"e":{"$uuid":0}}]]"#, "[1][1].e", "$uuid needs a UUID string, got number"),
+        (#"{"k":[[1],[2,[3]],{"m":{"$url":false}}]}"#, "k[2].m", "$url needs a URL string, got boolean"),
     ])
     func errorPaths(_ text: String, _ path: String, _ reason: String) {
         let error = #expect(throws: PropertyListJSONError.self) { try Self.fromText(text) }

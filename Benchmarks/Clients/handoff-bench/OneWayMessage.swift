@@ -5,7 +5,10 @@ import HandoffTestSupport
 /// `activityOffered` event on a `watch` connection, a running local client). The activity travels
 /// on the kept connection between the agents (the pushed advertisement, docs/PROTOCOL.md). Each
 /// sample runs from just before the publish request is sent to the event's arrival; the publish
-/// answer is read after, so it does not delay the watcher's read. Each message is resigned once
+/// answer is read after, so it does not delay the watcher's read. The request (the activity and
+/// its JSON frame) is made before the sample starts, as an app has its activity ready when it
+/// publishes it and as KDE Connect's probe makes its D-Bus call before its clock starts
+/// (Benchmarks/Reference/kdeconnect-probe.c). Each message is resigned once
 /// seen, so the publisher's earlier activity is its newest again, then the next waits `gapMs`.
 /// `extra["answer_us"]`: the time from the same start until the publish answer is read (the
 /// publisher's agent answers once the activity is kept for its next start).
@@ -18,8 +21,9 @@ func runMessage(publishSocket: String, watchSocket: String, count: Int, warmup: 
     let clock = ContinuousClock()
     for i in 0..<(count + warmup) {
         let title = "Message \(i)"
+        let request = ControlConnection.requestFrame("publish", ["activity": BenchmarkFixtures.activity(title: title).json])
         let start = clock.now
-        try publisher.send("publish", ["activity": BenchmarkFixtures.activity(title: title).json])
+        try publisher.send(frame: request)
         var seenAt: ContinuousClock.Instant?
         while seenAt == nil, (clock.now - start).microseconds < 5_000_000 {
             let event = try watcher.readResponse()

@@ -149,6 +149,16 @@ final class ControlConnection {
 
     /// Sends a request without waiting for its answer (``answer()`` reads it).
     func send(_ command: String, _ arguments: [String: JSONValue] = [:]) throws {
+        try send(frame: Self.requestFrame(command, arguments))
+    }
+
+    /// Sends a request made beforehand with ``requestFrame(_:_:)``, without waiting for its answer.
+    func send(frame: [UInt8]) throws {
+        try writeAll(frame)
+    }
+
+    /// A request as it goes on the socket: the `controlRequest` frame of its JSON.
+    static func requestFrame(_ command: String, _ arguments: [String: JSONValue] = [:]) -> [UInt8] {
         var members = arguments
         members["command"] = .string(command)
         let payload = Array(JSONValue.object(members).serialized.utf8)
@@ -156,7 +166,7 @@ final class ControlConnection {
         let n = UInt32(payload.count)
         frame += [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
         frame += payload
-        try writeAll(frame)
+        return frame
     }
 
     /// The next answer's `ok` value; throws on `error` answers.

@@ -289,10 +289,10 @@ public actor LivenessService<C: Clock>: Service where C.Duration == Duration {
                         guard fetches?.received(frame) == true else { throw LivenessProbeError(reason: "a malformed reply frame") }
                     case .advertisement where connections[attempt]?.subscription != nil:
                         guard case .advertisement(let instanceName, let txtRecord) = try PeerMessage(frame: frame) else { continue }
-                        // A connection the peer dialled reaches it where it announced, if it did.
+                        // A connection the peer dialled reaches it where it announced, if it did. One
+                        // change of `connections`, so the pushed instances are worked out once.
                         let place = (connection as? SharedLink)?.endpoint(orElse: endpoint) ?? endpoint
-                        connections[attempt]?.subscription?.last = .init(instanceName: instanceName, txtRecord: txtRecord)
-                        connections[attempt]?.subscription?.endpoint = place
+                        connections[attempt]?.subscription = Subscription(endpoint: place, last: .init(instanceName: instanceName, txtRecord: txtRecord))
                         await agent.receivedPushedAdvertisement(instanceName: instanceName, txtRecord: txtRecord, from: key, at: place)
                     default:
                         throw LivenessProbeError(reason: "unexpected \(frame.kind) frame")

@@ -20,12 +20,28 @@ public enum IPAddressText {
         return address
     }
 
-    /// Whether `text` is a dotted-quad IPv4 address.
+    /// Whether `text` is a dotted-quad IPv4 address: four parts of one to three ASCII digits,
+    /// each at most 255, leading zeros allowed. One pass over the UTF-8 bytes, nothing allocated
+    /// (a peer's addresses are checked on every pushed advertisement). Any other byte, a
+    /// combining mark after a digit included, makes it no address.
     public static func isIPv4<S: StringProtocol>(_ text: S) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in
-            !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCIIDigit) && Int(part)! <= 255
+        var dots = 0, digits = 0, value = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard digits > 0, dots < 3 else { return false }
+                dots += 1
+                digits = 0
+                value = 0
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                digits += 1
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                guard digits <= 3, value <= 255 else { return false }
+            default:
+                return false
+            }
         }
+        return dots == 3 && digits > 0
     }
 
     /// Whether `address` is an IPv6 link-local address (fe80::/10), with or without a scope.
@@ -65,8 +81,4 @@ public enum IPAddressText {
         }
         return addresses.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

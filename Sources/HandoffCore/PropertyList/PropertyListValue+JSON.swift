@@ -13,6 +13,30 @@ public struct PropertyListJSONError: Error, Sendable, Hashable, CustomStringConv
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
 }
 
+/// Where a value sits in a JSON document being converted (``PropertyListValue/init(json:)``): its
+/// keys and indexes from the top, written out (``text``) only when there is an error to report, so
+/// a conversion makes no text for the values that are fine.
+struct PropertyListJSONPath {
+    enum Step {
+        case key(String)
+        case index(Int)
+    }
+
+    var steps: [Step] = []
+
+    /// A key path such as `userInfo.items[2]` (empty at the top).
+    var text: String {
+        var out = ""
+        for step in steps {
+            switch step {
+            case .key(let key): out += out.isEmpty ? key : ".\(key)"
+            case .index(let i): out += "[\(i)]"
+            }
+        }
+        return out
+    }
+}
+
 /// The JSON form of property-list values, used by the CLI (`--user-info`), the control socket and
 /// the JSON that handler commands read on standard input.
 ///
@@ -33,10 +57,12 @@ extension PropertyListValue {
 
     /// Converts JSON to a property-list value (see the table above).
     public init(json: JSONValue) throws(PropertyListJSONError) {
-        try self.init(json: json, path: "")
+        var path = PropertyListJSONPath()
+        try self.init(json: json, path: &path)
     }
 
-    init(json: JSONValue, path: String) throws(PropertyListJSONError) {
+    /// `path`: where `json` sits, written out only for an error; as it was when called, once this returns.
+    init(json: JSONValue, path: inout PropertyListJSONPath) throws(PropertyListJSONError) {
         switch json {
         case .null: self = .null
         case .bool(let b): self = .bool(b)
@@ -44,31 +70,36 @@ extension PropertyListValue {
         case .number(let text):
             if json.isIntegerNumber {
                 guard let i = Int64(text) else {
-                    throw PropertyListJSONError(path: path, reason: "integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string")
+                    throw PropertyListJSONError(path: path.text, reason: "integer \(text) does not fit in 64 bits; write it as a double (\(text).0) or a string")
                 }
                 self = .integer(i)
             } else {
                 guard let d = Double(text), d.isFinite else {
-                    throw PropertyListJSONError(path: path, reason: "number \(text) is out of range")
+                    throw PropertyListJSONError(path: path.text, reason: "number \(text) is out of range")
                 }
                 self = .double(d)
             }
         case .array(let elements):
             var values: [PropertyListValue] = []
-            for (i, element) in elements.enumerated() { values.append(try PropertyListValue(json: element, path: "\(path)[\(i)]")) }
+            values.reserveCapacity(elements.count)
+            for (i, element) in elements.enumerated() {
+                path.steps.append(.index(i))
+                values.append(try PropertyListValue(json: element, path: &path))
+                path.steps.removeLast()
+            }
             self = .array(values)
         case .object(let members):
             if members.count == 1, let (tag, body) = members.first, Self.tags.contains(tag) {
-                self = try Self.tagged(tag, body, path: path)
+                self = try Self.tagged(tag, body, path: &path)
             } else {
-                self = .dictionary(try Self.dictionary(members, path: path))
+                self = .dictionary(try Self.dictionary(members, path: &path))
             }
         }
     }
 
-    private static func tagged(_ tag: String, _ body: JSONValue, path: String) throws(PropertyListJSONError) -> PropertyListValue {
+    private static func tagged(_ tag: String, _ body: JSONValue, path: inout PropertyListJSONPath) throws(PropertyListJSONError) -> PropertyListValue {
         func bad(_ expected: String) -> PropertyListJSONError {
-            PropertyListJSONError(path: path, reason: "\(tag) needs \(expected), got \(body.typeName)")
+            PropertyListJSONError(path: path.text, reason: "\(tag) needs \(expected), got \(body.typeName)")
         }
         switch tag {
         case "$data":
@@ -83,7 +114,7 @@ extension PropertyListValue {
             }
             if let text = body.stringValue {
                 guard let date = parseISO8601(text) else {
-                    throw PropertyListJSONError(path: path, reason: "$date \"\(text)\" is not ISO 8601 such as 2026-11-22T10:00:00Z")
+                    throw PropertyListJSONError(path: path.text, reason: "$date \"\(text)\" is not ISO 8601 such as 2026-11-22T10:00:00Z")
                 }
                 return .date(date)
             }
@@ -106,14 +137,17 @@ extension PropertyListValue {
             }
         default:  // "$dict": a dictionary whose keys would otherwise read as a tag
             guard case .object(let members) = body else { throw bad("an object") }
-            return .dictionary(try dictionary(members, path: path))
+            return .dictionary(try dictionary(members, path: &path))
         }
     }
 
-    private static func dictionary(_ members: [String: JSONValue], path: String) throws(PropertyListJSONError) -> [String: PropertyListValue] {
+    private static func dictionary(_ members: [String: JSONValue], path: inout PropertyListJSONPath) throws(PropertyListJSONError) -> [String: PropertyListValue] {
         var values: [String: PropertyListValue] = [:]
+        values.reserveCapacity(members.count)
         for (key, member) in members {
-            values[key] = try PropertyListValue(json: member, path: path.isEmpty ? key : "\(path).\(key)")
+            path.steps.append(.key(key))
+            values[key] = try PropertyListValue(json: member, path: &path)
+            path.steps.removeLast()
         }
         return values
     }
