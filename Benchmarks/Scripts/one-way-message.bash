@@ -4,7 +4,9 @@
 # 10 ms apart, GAP_MS=N for another gap). Prints p50/p99 and the errors, the time until the
 # publish is answered (once kept for the agent's next start), and the CPU per message
 # of both agents and of each host's avahi-daemon and dbus-daemon. PERF=1 also records `perf`
-# profiles of both agents.
+# profiles of both agents. PHASES=1 traces the scheduler's wake-ups (`perf record -a -e
+# sched:sched_waking`, nothing else) and prints where each message's time goes: the client's
+# write to h1's wake-up, h1's to h2's (the push), h2's to the watcher's (message_phases.py).
 #
 # BIN_DIR holds handoffd, handoff and handoff-bench (default: .build-release/release). Compare two
 # builds by running it with each, alternating, under `flock /tmp/swift-build.lock`. Root.
@@ -28,6 +30,10 @@ perf_start
 cpu() { for p in "$D1/handoffd.pid" "$D2/handoffd.pid" "$D1/avahi.pid" "$D2/avahi.pid" "$D1/dbus.pid" "$D2/dbus.pid"; do
   awk '{print $14 + $15}' "/proc/$(cat "$p")/stat" 2>/dev/null || echo 0; done | paste -sd' '; }
 BEFORE=$(cpu)
+if [[ -n ${PHASES:-} ]]; then
+  perf record -q -a -e sched:sched_waking -o "$OUT/sched.perf" >/dev/null 2>&1 & PHASES_PID=$!
+  sleep 0.5
+fi
 "$BIN/handoff-bench" message --publish-socket "$D1/handoff.sock" --watch-socket "$D2/handoff.sock" --count "$COUNT" --warmup 20 --gap-ms ${GAP_MS:-10} |
   python3 -c '
 import json, sys
@@ -36,6 +42,11 @@ a = sorted(d.get("answer_us", [])) or [0]
 print("n", len(s), "p50 %.0f p99 %.0f us" % (s[len(s) // 2], s[int(len(s) * .99)]), "errors", d["errors"], d["error_messages"][:2],
       "publish answered p50 %.0f p99 %.0f us" % (a[len(a) // 2], a[int(len(a) * .99)]))' 
 AFTER=$(cpu)
+if [[ -n ${PHASES:-} ]]; then
+  kill -INT "$PHASES_PID"; wait "$PHASES_PID" 2>/dev/null
+  perf script -i "$OUT/sched.perf" -F comm,tid,time,event,trace 2>/dev/null > "$OUT/sched.txt"
+  python3 "$ROOT/Benchmarks/Scripts/message_phases.py" "$OUT/sched.txt" "$(cat "$D1/handoffd.pid")" "$(cat "$D2/handoffd.pid")"
+fi
 python3 - "$BEFORE" "$AFTER" "$(getconf CLK_TCK)" "$((COUNT + 20))" <<'PY'
 import sys
 before, after, tck, n = [int(x) for x in sys.argv[1].split()], [int(x) for x in sys.argv[2].split()], int(sys.argv[3]), int(sys.argv[4])

@@ -246,6 +246,7 @@ public actor Agent {
         // Logged at debug, as a resign: apps publish on every change of what they do, and the
         // journal keeps one info line per continuation, its outcome, instead.
         refreshAdvertisement()
+        await letPushesGoFirst()
         logger.debug("published activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(activity.id)"])
         await keepPublishedActivities()
         return activity.id
@@ -257,8 +258,19 @@ public actor Agent {
         guard let activity = store.resign(id: id) else { throw .handoffFailed("this agent holds no activity \(id); `handoff status` lists the ones it holds") }
         dropClipboardBytes(of: [activity])
         refreshAdvertisement()
+        await letPushesGoFirst()
         logger.debug("resigned activity", metadata: ["handoff.activity": "\(activity.activityType)", "handoff.id": "\(id)"])
         await keepPublishedActivities()
+    }
+
+    /// Lets the tasks that push the advertisement just published to connected peers
+    /// (``advertisementFeed``, woken by ``refreshAdvertisement()``) write it before this task
+    /// goes on: the agent's tasks share one thread (its event loop), which runs them in the order
+    /// they were woken. Without this, the publish kept the activity first (its snapshot, and
+    /// waking the writer's thread) and the push waited for that.
+    private func letPushesGoFirst() async {
+        guard advertisementFeed.subscriberCount > 0 else { return }
+        await Task.yield()
     }
 
     /// The TXT record the agent advertises now.

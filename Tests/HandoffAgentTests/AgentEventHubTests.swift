@@ -25,6 +25,24 @@ struct AgentEventHubTests {
         #expect(hub.count == 0)
     }
 
+    @Test("background subscribers (the desktop notifications) get each event after the watchers")
+    func backgroundLast() async {
+        let hub = AgentEventHub()
+        let background = hub.subscribe(background: true)
+        let watchers = [hub.subscribe(), hub.subscribe()]
+        let later = hub.subscribe(background: true)
+        let order = hub.deliveryOrder
+        #expect(Set(order.prefix(2)) == Set(watchers.map(\.id)))
+        #expect(Set(order.suffix(2)) == [background.id, later.id])
+        hub.publish([event])
+        for subscription in watchers + [background, later] {
+            hub.unsubscribe(subscription.id)
+            var seen: [String] = []
+            for await e in subscription.events { seen.append(e.name) }
+            #expect(seen == ["paused"])
+        }
+    }
+
     @Test("a subscriber that falls bufferSize events behind is dropped, and knows it")
     func overflow() async {
         let hub = AgentEventHub()

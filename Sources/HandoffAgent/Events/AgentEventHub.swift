@@ -11,7 +11,9 @@ import Foundation
 /// the control socket, and the desktop notifications. Each subscriber has its own buffer of
 /// ``bufferSize`` events; a subscriber that falls that far behind is dropped (its sequence ends
 /// with ``AgentEventSubscription/overflowed`` set) rather than slowing the agent or skipping
-/// events without saying so.
+/// events without saying so. Watchers on the control socket get each event before the
+/// background subscribers (``subscribe(background:)``: the desktop notifications), so a client
+/// waiting for it is not served after them.
 public final class AgentEventHub: Sendable {
     /// How many unread events a subscriber may have.
     public static let bufferSize = 4096
@@ -19,18 +21,20 @@ public final class AgentEventHub: Sendable {
     private struct Subscriber {
         var continuation: AsyncStream<AgentEvent>.Continuation
         var overflowed: OverflowFlag
+        var background: Bool
     }
 
     private let subscribers = Mutex<[UUID: Subscriber]>([:])
 
     public init() {}
 
-    /// Starts a subscription: every event published from now on, in order.
-    public func subscribe() -> AgentEventSubscription {
+    /// Starts a subscription: every event published from now on, in order. A `background`
+    /// subscriber gets each event after the others.
+    public func subscribe(background: Bool = false) -> AgentEventSubscription {
         let id = UUID.random()
         let (stream, continuation) = AsyncStream.makeStream(of: AgentEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferSize))
         let flag = OverflowFlag()
-        subscribers.withLock { $0[id] = Subscriber(continuation: continuation, overflowed: flag) }
+        subscribers.withLock { $0[id] = Subscriber(continuation: continuation, overflowed: flag, background: background) }
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
         return AgentEventSubscription(id: id, events: stream, flag: flag)
     }
@@ -46,8 +50,7 @@ public final class AgentEventHub: Sendable {
     /// Hands events to every subscriber.
     public func publish(_ events: [AgentEvent]) {
         guard !events.isEmpty else { return }
-        let current = subscribers.withLock { Array($0) }
-        for (id, subscriber) in current {
+        for (id, subscriber) in inDeliveryOrder() {
             for event in events {
                 if case .dropped = subscriber.continuation.yield(event) {
                     subscriber.overflowed.set()
@@ -56,6 +59,13 @@ public final class AgentEventHub: Sendable {
                 }
             }
         }
+    }
+
+    /// The subscriptions in the order an event reaches them: the background ones last.
+    var deliveryOrder: [UUID] { inDeliveryOrder().map(\.key) }
+
+    private func inDeliveryOrder() -> [(key: UUID, value: Subscriber)] {
+        subscribers.withLock { Array($0) }.sorted { !$0.value.background && $1.value.background }
     }
 
     @discardableResult

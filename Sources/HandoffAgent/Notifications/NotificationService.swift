@@ -68,7 +68,7 @@ public actor NotificationService: Service {
 
     public func run() async throws {
         if !plan.enabled { logger.debug("desktop notifications are off (config notifications: false)") }
-        let subscription = agent.events.subscribe()
+        let subscription = agent.events.subscribe(background: true)
         let reloads = agent.liveConfiguration.updates()
         plan = NotificationPlan(enabled: plan.enabled, paused: await agent.isPaused)
         let (agent, logger) = (agent, logger)
@@ -84,7 +84,7 @@ public actor NotificationService: Service {
                     // Fell AgentEventHub.bufferSize events behind (never seen): follow them again.
                     guard subscription.overflowed, !Task.isCancelled else { return }
                     logger.info("desktop notifications fell behind the agent's events; following them again")
-                    subscription = agent.events.subscribe()
+                    subscription = agent.events.subscribe(background: true)
                 }
             }
             group.addTask {
