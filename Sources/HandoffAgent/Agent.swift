@@ -265,12 +265,19 @@ public actor Agent {
 
     /// Lets the tasks that push the advertisement just published to connected peers
     /// (``advertisementFeed``, woken by ``refreshAdvertisement()``) write it before this task
-    /// goes on: the agent's tasks share one thread (its event loop), which runs them in the order
-    /// they were woken. Without this, the publish kept the activity first (its snapshot, and
-    /// waking the writer's thread) and the push waited for that.
+    /// goes on: in handoffd the agent's tasks share one thread (its event loop), which runs them
+    /// in the order they were woken. Without this, the publish kept the activity first (its
+    /// snapshot, and waking the writer's thread) and the push waited for that.
+    ///
+    /// Not `Task.yield()`: it hands the task to Dispatch's pool directly (the current executor
+    /// of a task on an actor), waking a pool thread, and the task comes back to the loop from
+    /// there. A new task is enqueued through the global hook handoffd points at the loop
+    /// (`TasksOnEventLoop`), behind the pushes; it resumes this one, which goes behind them too.
     private func letPushesGoFirst() async {
         guard advertisementFeed.subscriberCount > 0 else { return }
-        await Task.yield()
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            Task.detached { continuation.resume() }
+        }
     }
 
     /// The TXT record the agent advertises now.
