@@ -21,10 +21,15 @@ public final class AgentEventHub: Sendable {
     private struct Subscriber {
         var continuation: AsyncStream<AgentEvent>.Continuation
         var overflowed: OverflowFlag
-        var background: Bool
     }
 
-    private let subscribers = Mutex<[UUID: Subscriber]>([:])
+    /// The watchers and the background subscribers, each by subscription.
+    private struct Subscribers {
+        var watchers: [UUID: Subscriber] = [:]
+        var background: [UUID: Subscriber] = [:]
+    }
+
+    private let subscribers = Mutex(Subscribers())
 
     public init() {}
 
@@ -34,7 +39,10 @@ public final class AgentEventHub: Sendable {
         let id = UUID.random()
         let (stream, continuation) = AsyncStream.makeStream(of: AgentEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferSize))
         let flag = OverflowFlag()
-        subscribers.withLock { $0[id] = Subscriber(continuation: continuation, overflowed: flag, background: background) }
+        let subscriber = Subscriber(continuation: continuation, overflowed: flag)
+        subscribers.withLock { subscribers in
+            if background { subscribers.background[id] = subscriber } else { subscribers.watchers[id] = subscriber }
+        }
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
         return AgentEventSubscription(id: id, events: stream, flag: flag)
     }
@@ -45,7 +53,7 @@ public final class AgentEventHub: Sendable {
     }
 
     /// How many subscribers there are now.
-    public var count: Int { subscribers.withLock { $0.count } }
+    public var count: Int { subscribers.withLock { $0.watchers.count + $0.background.count } }
 
     /// Hands events to every subscriber.
     public func publish(_ events: [AgentEvent]) {
@@ -65,12 +73,12 @@ public final class AgentEventHub: Sendable {
     var deliveryOrder: [UUID] { inDeliveryOrder().map(\.key) }
 
     private func inDeliveryOrder() -> [(key: UUID, value: Subscriber)] {
-        subscribers.withLock { Array($0) }.sorted { !$0.value.background && $1.value.background }
+        subscribers.withLock { Array($0.watchers) + Array($0.background) }
     }
 
     @discardableResult
     private func remove(_ id: UUID) -> Subscriber? {
-        subscribers.withLock { $0.removeValue(forKey: id) }
+        subscribers.withLock { $0.watchers.removeValue(forKey: id) ?? $0.background.removeValue(forKey: id) }
     }
 }
 

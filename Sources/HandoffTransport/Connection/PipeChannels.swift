@@ -115,7 +115,7 @@ public enum PipeChannels {
 
     private static func bootstrap(_ group: any EventLoopGroup) -> NIOPipeBootstrap {
         NIOPipeBootstrap(group: group)
-            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .channelOption(.recvAllocator, value: FrameReads.recvAllocator)
             .channelOption(.maxMessagesPerRead, value: StreamSplice.maxMessagesPerRead)
     }
 

@@ -45,7 +45,7 @@ public enum StreamChannels {
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .channelOption(.recvAllocator, value: FrameReads.recvAllocator)
             .channelOption(.maxMessagesPerRead, value: StreamSplice.maxMessagesPerRead)
         let (channel, handshake, added) = try await AddressFallback.connect(endpoint) { host in
             try await bootstrap.connect(host: host, port: endpoint.port) { channel in
@@ -90,7 +90,7 @@ public enum StreamChannels {
                                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> EncodedFrameChannel {
         try ControlSocketCheck.checkDirectory(ofSocket: path)
         let channel = try await ClientBootstrap(group: group)
-            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .channelOption(.recvAllocator, value: FrameReads.recvAllocator)
             .connect(unixDomainSocketPath: path) { channel in
                 channel.eventLoop.makeCompletedFuture { try configureAppEnd(channel) }
             }

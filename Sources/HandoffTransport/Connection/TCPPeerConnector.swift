@@ -81,7 +81,7 @@ public struct TCPPeerConnector: PeerTransport {
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(TimeAmount(connectTimeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .channelOption(.recvAllocator, value: FrameReads.recvAllocator)
         return try await AddressFallback.connect(endpoint) { host in
             try await bootstrap.connect(host: host, port: endpoint.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -102,7 +102,7 @@ public enum ControlSocketConnector {
     public static func connect(path: String, limits: FrameLimits, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> any FrameConnection {
         try ControlSocketCheck.checkDirectory(ofSocket: path)
         let connection = try await ClientBootstrap(group: group)
-            .channelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .channelOption(.recvAllocator, value: FrameReads.recvAllocator)
             .connect(unixDomainSocketPath: path) { channel in
                 channel.eventLoop.makeCompletedFuture { try ChannelFrameConnection.configure(channel, limits: limits) }
             }

@@ -83,7 +83,7 @@ public struct FrameServer: Sendable {
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.maxMessagesPerRead, value: 64)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.recvAllocator, value: StreamSplice.recvAllocator)
+            .childChannelOption(.recvAllocator, value: FrameReads.recvAllocator)
             .childChannelOption(.maxMessagesPerRead, value: StreamSplice.maxMessagesPerRead)
         let unclaimed = UnclaimedConnections()
         let admission = security.map { AdmissionControl(limits: $0.admission) }
