@@ -148,6 +148,12 @@ struct DoctorVerdictsTests {
         #expect(status(findings, "peer h1: dns-sd") == .warn)
         #expect(findings.first { $0.check == "peer h1: dns-sd" }?.detail.contains("192.0.2.1:52123") == true)
         #expect(status(findings, "peer h1: reachable") == .ok)
+        // Reached where it connected from (its announce), not at an address it was given: said so.
+        agent.devices[0].atStoredAddress = false
+        let elsewhere = DoctorVerdicts.findings(agent: .success(agent), host: Self.healthyHost).first { $0.check == "peer h1: dns-sd" }
+        #expect(elsewhere?.status == .warn)
+        #expect(elsewhere?.detail.contains("reached at 192.0.2.1:52123, where it connected from") == true)
+        #expect(elsewhere?.detail.contains("stored") == false)
     }
 
     @Test func aClockAheadBeyondTheToleranceWarns() {
@@ -160,7 +166,7 @@ struct DoctorVerdictsTests {
 
     @Test func theDiagnosisAndFindingsRoundTripThroughJSON() throws {
         var agent = Self.healthyAgent
-        agent.devices.append(.init(name: "h3", deviceID: "BBBB", seenOverDNSSD: false, reachedByAddress: true, addresses: ["10.0.0.3"], port: 1, reachable: false,
+        agent.devices.append(.init(name: "h3", deviceID: "BBBB", seenOverDNSSD: false, reachedByAddress: true, atStoredAddress: false, addresses: ["10.0.0.3"], port: 1, reachable: false,
                                    probe: .refused("no pong"), clockAheadMilliseconds: nil))
         agent.avahi = .unavailable("gone")
         #expect(AgentDiagnosis(json: try JSONValue(parsing: agent.json.serialized)) == agent)

@@ -21,12 +21,16 @@ class AddressedPeersOnHostsTests: LabTestCase {
         }
         let config: [String: Any] = ["urlOpener": ["true"], "handlers": [["activityTypes": [type], "command": ["true"]]]]
         for host in ["h1", "h2"] { try lab.startAgent(host, config: config) }
-        try lab.pair("h1", "h2")
         let status = try JSONSerialization.jsonObject(with: Data(try lab.handoff("h1", "status", "--json").stdout.utf8)) as? [String: Any]
         guard let port = status?["port"] as? Int else { throw LabError("no port in h1's status") }
         let address = h1Address.contains(":") ? "[\(h1Address)]:\(port)" : "\(h1Address):\(port)"
-        let added = try lab.handoff("h2", "trust", "add", try lab.deviceID("h1"), "--address", address)
+        // Paired with the address given at once (h2 first): h1, which sees h2 over DNS-SD, then
+        // reaches a device that already knows it by that address. (Given later, h2 would keep h1
+        // where h1 first connected from, its ULA on the IPv6 lab, and doctor would say so.)
+        let added = try lab.handoff("h2", "trust", "add", try lab.deviceID("h1"), "--name", "h1", "--address", address)
         guard added.status == 0 else { throw LabError("trust add --address on h2: \(added.stderr)") }
+        let trusted = try lab.handoff("h1", "trust", "add", try lab.deviceID("h2"), "--name", "h2")
+        guard trusted.status == 0 else { throw LabError("trust add on h1: \(trusted.stderr)") }
     }
 
     func peers(on host: String) throws -> [[String: Any]] {
@@ -43,6 +47,7 @@ class AddressedPeersOnHostsTests: LabTestCase {
         let peers = try peers(on: "h2")
         XCTAssertEqual(peers.map { $0["via"] as? String }, ["address"], "\(peers)")
         XCTAssertEqual(peers.first?["name"] as? String, "h1")
+        XCTAssertEqual(peers.first?["addresses"] as? [String], [Self.h1Address], "reached at its stored address: \(peers)")
         // mDNS is dropped: h2's avahi-daemon has no record of h1's service.
         let browse = try lab.exec("h2", ["avahi-browse", "-rtp", "_handoff._tcp"])
         XCTAssertFalse(browse.stdout.contains("h1.local"), "h2's avahi-daemon resolved h1's service: \(browse.stdout)")

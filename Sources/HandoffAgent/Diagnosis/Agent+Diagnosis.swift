@@ -22,9 +22,11 @@ extension Agent {
         for paired in trust.devices {
             let peer = directory.all.first { $0.deviceID == paired.deviceID }
             let ahead = intake.seen.last[paired.deviceID].map { Int64(clamping: $0.timestamp) - now }
+            // Reached by address: at one it was given, or where it connected from (its announce).
+            let stored = peer.map { peer in paired.storedEndpoints.contains { $0.host == peer.endpoint.host && $0.port == peer.endpoint.port } } ?? false
             let device = AgentDiagnosis.Device(
                 name: peer?.name ?? paired.name, deviceID: paired.deviceID.description, seenOverDNSSD: peer?.via == .dnsSD,
-                reachedByAddress: peer?.via == .address, addresses: peer?.addresses ?? [], port: peer.map { Int($0.port) },
+                reachedByAddress: peer?.via == .address, atStoredAddress: stored, addresses: peer?.addresses ?? [], port: peer.map { Int($0.port) },
                 reachable: peer.map { directory.isReachable($0) } ?? false, probe: .notTried, clockAheadMilliseconds: peer == nil ? nil : ahead)
             // Probed where DNS-SD or the subscription put it, else at its first stored address.
             pending.append((device, peer?.endpoint ?? paired.storedEndpoints.first))

@@ -33,6 +33,10 @@ public struct AgentDiagnosis: ControlResult, Equatable {
         /// Whether, not seen over DNS-SD, it is known by its stored address: liveness reached it
         /// there and it sent its advertisement (`peers` says `via address`).
         public var reachedByAddress: Bool
+        /// Whether, reached by address, that address is one of its stored ones (`trust add
+        /// --address`). False when it is reached where it connected from and said it is back
+        /// (its announce), which can be elsewhere than the addresses stored for it.
+        public var atStoredAddress: Bool
         /// The addresses and port DNS-SD gave for it, or the stored address it was reached at
         /// (empty when neither).
         public var addresses: [String]
@@ -44,12 +48,13 @@ public struct AgentDiagnosis: ControlResult, Equatable {
         /// milliseconds (negative: behind; nil: none seen).
         public var clockAheadMilliseconds: Int64?
 
-        public init(name: String, deviceID: String, seenOverDNSSD: Bool, reachedByAddress: Bool = false, addresses: [String], port: Int?,
-                    reachable: Bool, probe: ProbeOutcome, clockAheadMilliseconds: Int64?) {
+        public init(name: String, deviceID: String, seenOverDNSSD: Bool, reachedByAddress: Bool = false, atStoredAddress: Bool = true, addresses: [String],
+                    port: Int?, reachable: Bool, probe: ProbeOutcome, clockAheadMilliseconds: Int64?) {
             self.name = name
             self.deviceID = deviceID
             self.seenOverDNSSD = seenOverDNSSD
             self.reachedByAddress = reachedByAddress
+            self.atStoredAddress = atStoredAddress
             self.addresses = addresses
             self.port = port
             self.reachable = reachable
@@ -93,7 +98,8 @@ public struct AgentDiagnosis: ControlResult, Equatable {
                 }
                 return .object([
                     "name": .string(device.name), "deviceID": .string(device.deviceID), "seenOverDNSSD": .bool(device.seenOverDNSSD),
-                    "reachedByAddress": .bool(device.reachedByAddress), "addresses": .array(device.addresses.map(JSONValue.string)), "port": device.port.map(JSONValue.integer) ?? .null,
+                    "reachedByAddress": .bool(device.reachedByAddress), "atStoredAddress": .bool(device.atStoredAddress),
+                    "addresses": .array(device.addresses.map(JSONValue.string)), "port": device.port.map(JSONValue.integer) ?? .null,
                     "reachable": .bool(device.reachable), "probe": probe,
                     "clockAheadMilliseconds": device.clockAheadMilliseconds.map(JSONValue.integer) ?? .null,
                 ])
@@ -123,6 +129,7 @@ public struct AgentDiagnosis: ControlResult, Equatable {
             return Device(name: device["name"]?.stringValue ?? "", deviceID: device["deviceID"]?.stringValue ?? "",
                           seenOverDNSSD: device["seenOverDNSSD"]?.boolValue ?? false,
                           reachedByAddress: device["reachedByAddress"]?.boolValue ?? false,
+                          atStoredAddress: device["atStoredAddress"]?.boolValue ?? true,
                           addresses: (device["addresses"]?.arrayValue ?? []).compactMap(\.stringValue),
                           port: device["port"]?.int64Value.map(Int.init), reachable: device["reachable"]?.boolValue ?? false,
                           probe: probe, clockAheadMilliseconds: device["clockAheadMilliseconds"]?.int64Value)

@@ -157,8 +157,10 @@ public enum DoctorVerdicts {
                                           detail: "seen over DNS-SD at \(device.addresses.joined(separator: ", ")):\(device.port.map(String.init) ?? "?")"))
         } else if device.reachedByAddress {
             // Across subnets or a VPN this is how it should be; on one LAN, multicast is lost somewhere.
+            let at = "\(device.addresses.joined(separator: ", ")):\(device.port.map(String.init) ?? "?")"
+            let reached = device.atStoredAddress ? "at its stored address \(at)" : "at \(at), where it connected from"
             findings.append(DoctorFinding(check: "\(prefix): dns-sd", status: .warn,
-                                          detail: "no record of \(device.name) over DNS-SD; reached at its stored address \(device.addresses.joined(separator: ", ")):\(device.port.map(String.init) ?? "?") instead",
+                                          detail: "no record of \(device.name) over DNS-SD; reached \(reached) instead",
                                           fix: "nothing to do if it is on another subnet or a VPN; on one LAN, check multicast filtering (run doctor there too)"))
         } else {
             findings.append(DoctorFinding(check: "\(prefix): dns-sd", status: .fail, detail: "no record of \(device.name) (\(device.deviceID)) over DNS-SD",
