@@ -43,7 +43,7 @@ struct PublishedActivitiesTests {
         #expect(PublishedActivitiesFile.kept(in: store) == [cli1, cli3])
     }
 
-    @Test("the file keeps each activity whole, with its ID, in mode 0600; none removes it")
+    @Test("the file keeps each activity whole, with its ID, in slots of mode 0600; none empties it")
     func roundTrip() throws {
         let directory = try Self.stateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -54,11 +54,18 @@ struct PublishedActivitiesTests {
         let activities = [rich, Sample.activity(2)]
         try file.save(activities)
         #expect(file.load(now: now) == .activities(activities))
-        let mode = (try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue
+        let mode = (try FileManager.default.attributesOfItem(atPath: file.slotPaths[0])[.posixPermissions] as? NSNumber)?.intValue
         #expect(mode == 0o600)
         try file.save([])
-        #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(file.load(now: now) == .activities([]))
+        #expect(PublishedActivitiesFile(stateDirectory: directory).load(now: now) == .activities([]), "read anew")
+        try file.save(activities)
+        #expect(PublishedActivitiesFile(stateDirectory: directory).load(now: now) == .activities(activities))
+        // The state directory removed while the agent runs: the next write makes it again, mode 0700.
+        try FileManager.default.removeItem(atPath: directory)
+        try file.save(activities)
+        #expect(PublishedActivitiesFile(stateDirectory: directory).load(now: now) == .activities(activities))
+        #expect((try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? NSNumber)?.intValue == 0o700)
     }
 
     @Test("expired activities are dropped when loading")
@@ -71,22 +78,44 @@ struct PublishedActivitiesTests {
         #expect(file.load(now: now.addingTimeInterval(120)) == .activities([lasting, forever]))
     }
 
-    @Test("a corrupt file, or an empty one (what a power loss may leave, since the file is not fsynced), is moved aside, not deleted, and nothing is loaded")
+    @Test("a corrupt slot, or an empty one (what a power loss may leave, since the slots are not fsynced), is moved aside, not deleted, and nothing is loaded")
     func corruptMovedAside() throws {
         let directory = try Self.stateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = PublishedActivitiesFile(stateDirectory: directory)
-        for bytes in ["", "{not json", #"{"version": 9, "activities": []}"#, #"{"version": 1, "activities": [{"id": "x"}]}"#] {
-            FileManager.default.createFile(atPath: file.path, contents: Data(bytes.utf8), attributes: [.posixPermissions: 0o600])
-            guard case .unreadable(_, let movedTo?) = file.load(now: now) else {
+        let slot = file.slotPaths[0]
+        // Bytes without a slot header, then whole slots whose content this build cannot read.
+        let raw = ["", "{not json"], wrapped = [#"{"version": 9, "activities": []}"#, #"{"version": 1, "activities": [{"id": "x"}]}"#]
+        for (bytes, wrap) in raw.map({ ($0, false) }) + wrapped.map({ ($0, true) }) {
+            if wrap {
+                try AlternatingFile(path: file.path).write(Array(bytes.utf8))
+            } else {
+                FileManager.default.createFile(atPath: slot, contents: Data(bytes.utf8), attributes: [.posixPermissions: 0o600])
+            }
+            let written = FileManager.default.contents(atPath: slot)
+            guard case .unreadable(_, let movedTo) = PublishedActivitiesFile(stateDirectory: directory).load(now: now) else {
                 Issue.record("\(bytes) was not refused and moved")
                 continue
             }
-            #expect(movedTo == "\(file.path).unreadable-\(Int64(now.timeIntervalSince1970))")
-            #expect(FileManager.default.contents(atPath: movedTo) == Data(bytes.utf8))
-            #expect(!FileManager.default.fileExists(atPath: file.path))
-            try FileManager.default.removeItem(atPath: movedTo)
+            #expect(movedTo == ["\(slot).unreadable-\(Int64(now.timeIntervalSince1970))"])
+            #expect(FileManager.default.contents(atPath: movedTo[0]) == written)
+            #expect(!FileManager.default.fileExists(atPath: slot))
+            try FileManager.default.removeItem(atPath: movedTo[0])
         }
+    }
+
+    @Test("the single file earlier versions kept is read while no slot exists, and removed once one is written")
+    func legacyFileRead() throws {
+        let directory = try Self.stateDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let legacy = directory + "/" + PublishedActivitiesFile.legacyFileName
+        let activities = [Sample.activity(1)]
+        FileManager.default.createFile(atPath: legacy, contents: Data(PublishedActivitiesFile.encode(activities)), attributes: [.posixPermissions: 0o600])
+        let file = PublishedActivitiesFile(stateDirectory: directory)
+        #expect(file.load(now: now) == .activities(activities))
+        try file.save(activities + [Sample.activity(2)])
+        #expect(!FileManager.default.fileExists(atPath: legacy))
+        #expect(PublishedActivitiesFile(stateDirectory: directory).load(now: now) == .activities(activities + [Sample.activity(2)]))
     }
 
     @Test("an agent started again holds the CLI's activities with their IDs, not the apps', and the newest is current")
@@ -118,7 +147,7 @@ struct PublishedActivitiesTests {
         await agent.expireActivities(now: now.addingTimeInterval(120))
         #expect(agent.publishedFile?.load(now: now) == .activities([kept]))
         try await agent.resign(id: kept.id)
-        #expect(!FileManager.default.fileExists(atPath: PublishedActivitiesFile(stateDirectory: directory).path))
+        #expect(PublishedActivitiesFile(stateDirectory: directory).load(now: now) == .activities([]))
     }
 
     @Test("an agent whose file is corrupt starts with no activity, the file moved aside, and keeps new ones")
@@ -126,10 +155,10 @@ struct PublishedActivitiesTests {
         let directory = try Self.stateDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = PublishedActivitiesFile(stateDirectory: directory)
-        FileManager.default.createFile(atPath: file.path, contents: Data("garbage".utf8), attributes: [.posixPermissions: 0o600])
+        FileManager.default.createFile(atPath: file.slotPaths[1], contents: Data("garbage".utf8), attributes: [.posixPermissions: 0o600])
         let agent = try Self.agent(directory)
         #expect(await agent.store.all.isEmpty)
-        let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(PublishedActivitiesFile.fileName + ".unreadable-") }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(PublishedActivitiesFile.fileName + ".1.unreadable-") }
         #expect(aside.count == 1)
         _ = try await agent.publish(Sample.activity(1))
         #expect(file.load(now: now) == .activities([Sample.activity(1)]))

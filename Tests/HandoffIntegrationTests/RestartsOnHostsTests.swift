@@ -31,6 +31,9 @@ final class RestartsOnHostsTests: LabTestCase {
         let editorPID = try XCTUnwrap(started.last)
 
         try lab.stopAgent("h1")
+        // Kept in two slots written in turn (the publish wrote one); no single file, no temporary left.
+        let state = try FileManager.default.contentsOfDirectory(atPath: "\(try lab.path("h1"))/state").filter { $0.hasPrefix("published-activities") }
+        XCTAssertEqual(state, ["published-activities.0"], "\(state)")
         try lab.waitUntil("h2 no longer lists h1's note", timeout: 10) { try !lab.offered(on: "h2").contains { $0["id"] as? String == noteID } }
         try lab.startAgent("h1")
         let back = try lab.waitUntilListed(noteID, on: "h2", timeout: 10)

@@ -23,7 +23,7 @@ extension Agent {
             }
         case .unreadable(let reason, let movedTo):
             logger.warning("cannot read the published activities; starting without them", metadata: [
-                "handoff.file": "\(file.path)", "handoff.reason": "\(reason)", "handoff.movedTo": "\(movedTo ?? "not moved")",
+                "handoff.file": "\(file.path)", "handoff.reason": "\(reason)", "handoff.movedTo": "\(movedTo.isEmpty ? "not moved" : movedTo.joined(separator: ", "))",
             ])
         }
         return store

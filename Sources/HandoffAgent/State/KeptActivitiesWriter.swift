@@ -49,10 +49,10 @@ final class KeptActivitiesWriter: Sendable {
     /// The writer's own thread, started at the first write (an agent that never publishes starts
     /// no thread), at the scheduling policy SCHED_IDLE (Linux; `handoff_make_thread_idle`): it
     /// runs when nothing else wants the CPU. A publish is pushed to connected peers before it is
-    /// kept, and the write (encoding the activities, the file and its rename over the old one,
-    /// where ext4 starts the new file's writeback: under 0.5 ms of CPU per write on this kind of
-    /// machine, 0.8 ms with the fsyncs the file no longer has, most of it in the kernel) would
-    /// otherwise take a core from the push and from the peer that reads it. `handoff publish`
+    /// kept, and the write (encoding the activities and overwriting the older of the file's two
+    /// slots, ``AlternatingFile``, mostly in the kernel; 0.3-0.4 ms of CPU less per write than a
+    /// new file renamed over the old one on this kind of machine) would otherwise take a core
+    /// from the push and from the peer that reads it. `handoff publish`
     /// still answers only once the file is written: under full load the write gets a small share
     /// of the CPU, never none, and the answer comes later (docs/BENCHMARKS.md, "The one-way
     /// message").

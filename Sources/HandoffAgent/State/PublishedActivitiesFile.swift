@@ -1,12 +1,6 @@
 import HandoffCore
 import HandoffTrust
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -19,37 +13,52 @@ import Foundation
 /// its own again when it reconnects, and the activity of an app that died must not come back.
 /// Clipboard items (`handoff copy`) are not kept either.
 ///
-/// `published-activities.json`, mode 0600, replaced atomically, oldest activity first, each in
-/// the JSON form of ``Activity/json`` (so each keeps its ID). It is written for an agent restart
-/// or crash, not for a power loss (``PrivateFiles/Durability/processRestart``: no fsync, which
-/// was about 40 % of each write's CPU); after a power loss the agent may start with the
-/// activities of the file before, or with none (an empty file is moved aside as unreadable):
+/// Kept as two slots written in turn, `published-activities.0` and `published-activities.1`,
+/// mode 0600 (``AlternatingFile``: each publish and resign overwrites the older slot, with no new
+/// file and no rename; the newest whole slot is read). Each slot's content is, oldest activity
+/// first, each in the JSON form of ``Activity/json`` (so each keeps its ID):
 ///
 /// ```json
 /// {"version": 1, "activities": [{"id": "…", "activityType": "com.example.view", …}]}
 /// ```
+///
+/// Earlier versions kept the same JSON in `published-activities.json`, replaced by a rename at
+/// each write; it is read while no slot exists and removed once one is written. The slots are
+/// written for an agent restart or crash, not for a power loss (no fsync); after a power loss the
+/// agent may start with the activities of a write before, or with none (a slot that cannot be
+/// read is moved aside).
 public struct PublishedActivitiesFile: Sendable, Equatable {
-    /// The file name in the state directory.
-    public static let fileName = "published-activities.json"
-    /// The version of the file format this build reads and writes.
+    /// The slots' name in the state directory, before `.0` and `.1`.
+    public static let fileName = "published-activities"
+    /// The single file earlier versions kept, read while no slot exists.
+    public static let legacyFileName = "published-activities.json"
+    /// The version of the content's format this build reads and writes.
     public static let formatVersion = 1
 
-    /// The file's path.
+    /// The slots' path, before `.0` and `.1`.
     public let path: String
+    private let slots: AlternatingFile
 
     /// The file in the agent's state directory.
     public init(stateDirectory: String) {
-        path = stateDirectory.hasSuffix("/") ? stateDirectory + Self.fileName : stateDirectory + "/" + Self.fileName
+        let directory = stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/"
+        path = directory + Self.fileName
+        slots = AlternatingFile(path: path, legacy: directory + Self.legacyFileName)
     }
+
+    public static func == (a: Self, b: Self) -> Bool { a.path == b.path }
+
+    /// The paths of the two slots.
+    public var slotPaths: [String] { slots.slots }
 
     /// What ``load(now:)`` found.
     public enum Loaded: Sendable, Equatable {
         /// The activities to hold again, oldest first, the expired ones dropped (none when there
         /// is no file).
         case activities([Activity])
-        /// A file this build cannot read (corrupt, another version, refused): moved to `movedTo`
-        /// (nil if even that failed), so the agent starts with none.
-        case unreadable(reason: String, movedTo: String?)
+        /// Slots this build cannot read (corrupt, another version, refused): moved to `movedTo`
+        /// (empty if even that failed), so the agent starts with none.
+        case unreadable(reason: String, movedTo: [String])
     }
 
     /// Which of a store's activities outlive a restart: those published without an app, except
@@ -58,34 +67,35 @@ public struct PublishedActivitiesFile: Sendable, Equatable {
         store.all.filter { store.owner(of: $0.id) == nil && !$0.activityType.isClipboard }
     }
 
-    /// Reads the file. One that cannot be used is moved aside (to
-    /// `published-activities.json.unreadable-<time>`), never deleted.
+    /// Reads the newest whole slot. Slots that cannot be used are moved aside (to
+    /// `published-activities.0.unreadable-<time>` and so on), never deleted.
     public func load(now: Date) -> Loaded {
         let reason: String
         do {
-            guard let bytes = try PrivateFiles.contents(path) else { return .activities([]) }
+            guard let bytes = try slots.read() else { return .activities([]) }
             return .activities(try Self.decode(bytes).filter { !$0.isExpired(at: now) })
         } catch let error as HandoffError {
             reason = error.message
         } catch {
             reason = "\(error)"
         }
-        return .unreadable(reason: reason, movedTo: PrivateFiles.moveAside(path, at: Int64(now.timeIntervalSince1970)))
+        return .unreadable(reason: reason, movedTo: slots.moveAside(at: Int64(now.timeIntervalSince1970)))
     }
 
-    /// Writes `activities` in place of the file; with none, removes it.
+    /// Writes `activities` (none: an empty list) over the older slot. The state directory, which
+    /// the agent made and checked at its start, is made again (and checked) only when a write
+    /// fails: removed while the agent runs, it comes back at the next write.
     public func save(_ activities: [Activity]) throws(HandoffError) {
+        let bytes = Self.encode(activities)
         do {
-            guard !activities.isEmpty else {
-                if unlink(path) != 0, errno != ENOENT { throw HandoffError.handoffFailed("cannot remove \(path): \(String(cString: strerror(errno)))") }
-                return
+            do { try slots.write(bytes) } catch {
+                try PrivateDirectory.create(PrivateDirectory.parent(of: path), purpose: "the state directory")
+                try slots.write(bytes)
             }
-            try PrivateDirectory.create(PrivateDirectory.parent(of: path), purpose: "the state directory")
-            try PrivateFiles.writeAtomically(Self.encode(activities), to: path, durability: .processRestart)
         } catch let error as HandoffError {
             throw error
         } catch {
-            throw .handoffFailed("cannot keep the published activities in \(path): \(error)")
+            throw .handoffFailed("cannot keep the published activities in \(path).0 or .1: \(error)")
         }
     }
 
