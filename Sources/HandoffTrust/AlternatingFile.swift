@@ -164,16 +164,7 @@ public final class AlternatingFile: Sendable {
         }
         var failure: Int32?
         if UInt32(info.st_mode) & 0o077 != 0, fchmod(fd, 0o600) != 0 { failure = errno }
-        var offset = 0
-        while failure == nil, offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-            } else {
-                offset += n
-            }
-        }
+        if failure == nil { failure = PrivateFiles.writeAll(bytes, to: fd) }
         if failure == nil, Int(info.st_size) > bytes.count, ftruncate(fd, off_t(bytes.count)) != 0 { failure = errno }
         if let failure {
             throw TrustStoreError("cannot write \(path) (\(String(cString: strerror(failure)))): check the disk has space and the directory is writable")

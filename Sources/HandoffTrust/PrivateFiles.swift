@@ -84,17 +84,7 @@ public enum PrivateFiles {
         guard fd >= 0 else {
             throw TrustStoreError("cannot create \(temporary) (\(describe(errno))): check the directory is writable")
         }
-        var failure: Int32?
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                break
-            }
-            offset += n
-        }
+        var failure = writeAll(bytes, to: fd)
         if failure == nil, durability == .powerLoss, fsync(fd) != 0 { failure = errno }
         if close(fd) != 0, failure == nil { failure = errno }
         if failure == nil, rename(temporary, path) != 0 { failure = errno }
@@ -110,6 +100,21 @@ public enum PrivateFiles {
             _ = fsync(dfd)
             close(dfd)
         }
+    }
+
+    /// Writes all of `bytes` to `fd` from offset 0, again after a signal or a short write;
+    /// returns the errno of a failure, nil when every byte is written.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += n
+        }
+        return nil
     }
 
     /// Moves a file that cannot be used aside, to `<path>.unreadable-<seconds>`, never deleting
